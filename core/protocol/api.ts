@@ -1,0 +1,51 @@
+/**
+ * `SalusApi`: everything the panel may ask of the service, in one typed place
+ * (DESIGN.md decision 7). The Electron preload implements it over
+ * `ipcRenderer.invoke`; the headless panel implements it over the WebSocket at
+ * `/api/events`. The renderer knows this interface and nothing else of the host.
+ */
+import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from './state.js';
+
+/** A change pushed by the service. `snapshot` replaces everything; the others replace one part. */
+export type ServiceEvent =
+  | { type: 'snapshot'; snapshot: ServiceSnapshot }
+  | { type: 'jobs'; jobs: JobInfo[] }
+  | { type: 'memory'; memory: MemoryMap }
+  | { type: 'policy'; policy: PolicyInfo }
+  | { type: 'metrics'; at: number; busyShare: number; queueLength: number; iterationsPerSecond: Record<string, number> }
+  | { type: 'output'; jobId: string; stream: 'stdout' | 'stderr'; text: string };
+
+/** Where the panel's connection to the service stands. */
+export type ConnectionState = 'connecting' | 'open' | 'closed';
+
+/** What to launch: a job file the service can read, with the same options as `salus run`. */
+export interface LaunchRequest {
+  /** Path of the job's ES module on the service's machine (see `uploadJob` for browsers). */
+  file: string;
+  name?: string;
+  args?: string[];
+  hints?: JobHints;
+}
+
+export interface SalusApi {
+  /** The full state now. */
+  snapshot(): Promise<ServiceSnapshot>;
+  /** Calls `listener` for every event until the returned function is called. */
+  subscribe(listener: (event: ServiceEvent) => void): () => void;
+  /** Calls `listener` when the connection changes state; returns an unsubscribe function. */
+  onConnection(listener: (state: ConnectionState) => void): () => void;
+  /** Switches the policy, keeping knobs not given. Applies at the next iteration boundary. */
+  setPolicy(name: PolicyName, params?: Record<string, PolicyParamValue>): Promise<PolicyInfo>;
+  /** Changes knobs of the current policy. */
+  setPolicyParams(params: Record<string, PolicyParamValue>): Promise<PolicyInfo>;
+  killJob(id: string): Promise<void>;
+  pauseJob(id: string): Promise<void>;
+  resumeJob(id: string): Promise<void>;
+  setPriority(id: string, priority: number): Promise<void>;
+  /** Starts a job process on the service's machine; resolves with its job id. */
+  launchJob(request: LaunchRequest): Promise<{ jobId: string }>;
+  /** Stores a job file's text in the service's jobs folder; resolves with the path to launch. */
+  uploadJob(fileName: string, source: string): Promise<{ file: string }>;
+  /** The job's captured output so far (stdout and stderr, interleaved). */
+  jobOutput(id: string): Promise<string>;
+}

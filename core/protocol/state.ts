@@ -1,0 +1,130 @@
+/**
+ * The service's observable state, as plain JSON: what `salus jobs|memory|policy --json`
+ * print, what `/api/*` answers, and what the panel renders. Shapes follow DESIGN.md's
+ * "JSON shapes" contract; fields may be added, never renamed.
+ */
+
+/** Lifecycle of a job: `queued → running ⇄ paused → done | failed | killed`. */
+export type JobState = 'queued' | 'running' | 'paused' | 'done' | 'failed' | 'killed';
+
+/** States from which a job never leaves. */
+export const FINAL_STATES: readonly JobState[] = ['done', 'failed', 'killed'];
+
+/** What a job may declare up front (Salus's client hints). Every field is optional. */
+export interface JobHints {
+  /** Total iterations the job will run, if known (drives SRTF and the ETA). */
+  iterations?: number;
+  /** Bytes of model state that stay resident between iterations. */
+  persistentBytes?: number;
+  /** Peak bytes allocated and released inside one iteration. */
+  ephemeralBytes?: number;
+  /** Higher runs first under PRIORITY; default 0. */
+  priority?: number;
+}
+
+/** One row of `salus jobs --json`. Times are epoch milliseconds; null until they happen. */
+export interface JobInfo {
+  id: string;
+  name: string;
+  state: JobState;
+  priority: number;
+  iterations: { done: number; total: number | null };
+  memory: {
+    /** Bytes of persistent buffers the job holds now (exact, from the ledger). */
+    persistentBytes: number;
+    /** Largest ephemeral bytes seen inside one iteration (or declared, before any ran). */
+    ephemeralPeakBytes: number;
+  };
+  /** Lane the job is admitted to, or null while queued or after it ends. */
+  lane: string | null;
+  submittedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  /** Mean time of one iteration in milliseconds, null before the first. */
+  avgIterationMs: number | null;
+  /** Total GPU time granted to the job's iterations, in milliseconds. */
+  attainedMs: number;
+  /** Total time spent waiting for a lane grant, in milliseconds. */
+  queuedMs: number;
+  /** Why the job failed or was refused; null otherwise. */
+  error: string | null;
+  /** Operating-system process id of the job, when known. */
+  pid: number | null;
+  /** Whether iterations are marked by the job (`sdk`) or inferred from sync points. */
+  iterationSource: 'sdk' | 'inferred';
+}
+
+/** One lane: a reservation of ephemeral memory shared by its jobs, one iteration at a time. */
+export interface LaneInfo {
+  id: string;
+  /** Reserved bytes (counted against capacity whether pooled or not). */
+  sizeBytes: number;
+  /** Bytes of real GPU buffers the lane's pool holds now, lent or idle. */
+  pooledBytes: number;
+  /** Ids of the jobs admitted to this lane. */
+  jobs: string[];
+  /** Id of the job whose iteration runs in the lane now, or null. */
+  running: string | null;
+}
+
+/** `salus memory --json`. Invariant: usedBytes = Σ jobs.persistentBytes + Σ lanes.sizeBytes. */
+export interface MemoryMap {
+  capacityBytes: number;
+  usedBytes: number;
+  freeBytes: number;
+  /** Where capacityBytes came from, e.g. "--memory", "nvidia-smi", "default (software GPU)". */
+  capacitySource: string;
+  jobs: Array<{ id: string; persistentBytes: number }>;
+  lanes: LaneInfo[];
+}
+
+/** A knob's value: numbers and booleans only, so every knob can be a slider or a switch. */
+export type PolicyParamValue = number | boolean;
+
+/** `salus policy --json`. */
+export interface PolicyInfo {
+  name: PolicyName;
+  params: Record<string, PolicyParamValue>;
+  /** What each knob does and its range, for help text and sliders. */
+  knobs: PolicyKnob[];
+}
+
+/** The scheduling policies, by the names users type. */
+export const POLICY_NAMES = ['FIFO', 'SRTF', 'PACK', 'FAIR', 'PRIORITY'] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+/** Description of one tunable parameter of a policy. */
+export interface PolicyKnob {
+  key: string;
+  /** One line saying what the knob does. */
+  description: string;
+  kind: 'number' | 'boolean';
+  min?: number;
+  max?: number;
+  step?: number;
+  unit?: string;
+}
+
+/** What the service says about the GPU it owns. */
+export interface GpuInfo {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  backend: string;
+  /** True when the adapter is a CPU implementation such as SwiftShader. */
+  isSoftware: boolean;
+  features: string[];
+}
+
+/** Everything the panel needs at once; events carry updates of its parts. */
+export interface ServiceSnapshot {
+  version: string;
+  gpu: GpuInfo;
+  jobs: JobInfo[];
+  memory: MemoryMap;
+  policy: PolicyInfo;
+  /** Share of the last metrics window during which some lane ran an iteration, 0..1. */
+  busyShare: number;
+  at: number;
+}
