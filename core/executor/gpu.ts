@@ -1,0 +1,130 @@
+/**
+ * The one module that loads the native WebGPU binding (`webgpu`, Dawn's node
+ * build). It opens the service's single shared device with the adapter's full
+ * limits and features, and falls back by itself to SwiftShader's Vulkan driver
+ * (shipped by Debian's `chromium`) when no hardware adapter exists.
+ */
+import { existsSync } from 'node:fs';
+import { create, globals } from 'webgpu';
+import type { GpuInfo } from '../protocol/state.js';
+
+/** Where Debian's and Ubuntu's Chromium packages put SwiftShader's Vulkan ICD. */
+export const SWIFTSHADER_ICD_PATHS = [
+  '/usr/lib/chromium/vk_swiftshader_icd.json',
+  '/usr/lib/chromium-browser/vk_swiftshader_icd.json',
+];
+
+/** How to pick the adapter. */
+export interface GpuOptions {
+  /** Dawn backend name: `vulkan`, `metal`, `d3d12`, `opengl`… Dawn's default when absent. */
+  backend?: string;
+  /** Substring of the adapter's name (e.g. `NVIDIA`, `SwiftShader`) to pick among several. */
+  adapter?: string;
+  powerPreference?: GPUPowerPreference;
+}
+
+/** The shared device and what the service says about it. */
+export interface OpenedGpu {
+  adapter: GPUAdapter;
+  device: GPUDevice;
+  info: GpuInfo;
+  /** Adapter limits as a plain object (what the device was created with). */
+  limits: Record<string, number>;
+}
+
+let globalsInstalled = false;
+
+/** Puts `GPUBufferUsage`, `GPUMapMode`, … on `globalThis`, as a browser has them. */
+export function installWebGpuGlobals(): void {
+  if (globalsInstalled) return;
+  for (const [key, value] of Object.entries(globals)) {
+    if (!(key in globalThis)) (globalThis as any)[key] = value;
+  }
+  globalsInstalled = true;
+}
+
+function dawnFlags(options: GpuOptions): string[] {
+  const flags: string[] = [];
+  if (options.backend) flags.push(`backend=${options.backend}`);
+  if (options.adapter) flags.push(`adapter=${options.adapter}`);
+  return flags;
+}
+
+/** Finds SwiftShader's ICD file, or null when none is installed. */
+export function findSwiftShaderIcd(): string | null {
+  return SWIFTSHADER_ICD_PATHS.find((p) => existsSync(p)) ?? null;
+}
+
+async function requestAdapter(options: GpuOptions): Promise<GPUAdapter | null> {
+  const gpu = create(dawnFlags(options)) as GPU;
+  return gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
+}
+
+/** Copies a `GPUSupportedLimits` (whose fields are getters) into a plain object. */
+export function limitsToObject(limits: GPUSupportedLimits): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key in limits) {
+    const value = (limits as any)[key];
+    if (typeof value === 'number') out[key] = value;
+  }
+  return out;
+}
+
+/** Describes an adapter as plain JSON; SwiftShader and other CPU adapters are `isSoftware`. */
+export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
+  const info = adapter.info;
+  const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
+  const isSoftware = Boolean((info as any).isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp|software/.test(text);
+  return {
+    vendor: info.vendor,
+    architecture: info.architecture,
+    device: info.device,
+    description: info.description,
+    backend,
+    isSoftware,
+    features: [...adapter.features].sort(),
+  };
+}
+
+/**
+ * Opens an adapter: hardware first; when none answers and no backend or adapter
+ * was forced, SwiftShader through `VK_ICD_FILENAMES`. Throws with what to do
+ * when neither exists.
+ */
+export async function openAdapter(options: GpuOptions = {}): Promise<{ adapter: GPUAdapter; backend: string }> {
+  installWebGpuGlobals();
+  let adapter = await requestAdapter(options);
+  if (!adapter && !process.env.VK_ICD_FILENAMES) {
+    const icd = findSwiftShaderIcd();
+    if (icd) {
+      // The Vulkan loader reads this when Dawn creates its next instance.
+      process.env.VK_ICD_FILENAMES = icd;
+      adapter = await requestAdapter({ ...options, backend: options.backend ?? 'vulkan' });
+    }
+  }
+  if (!adapter) {
+    throw new Error(
+      'salus: no WebGPU adapter found. Install a GPU driver with Vulkan, Metal or D3D12 support, ' +
+        "or Debian's `chromium` package for its SwiftShader software GPU (apt-get install chromium libvulkan1).",
+    );
+  }
+  return { adapter, backend: options.backend ?? (process.platform === 'darwin' ? 'metal' : process.platform === 'win32' ? 'd3d12' : 'vulkan') };
+}
+
+/** Opens the shared device with every limit and feature the adapter has. */
+export async function openGpu(options: GpuOptions = {}): Promise<OpenedGpu> {
+  const { adapter, backend } = await openAdapter(options);
+  const limits = limitsToObject(adapter.limits);
+  const device = await adapter.requestDevice({
+    label: 'salus shared device',
+    requiredFeatures: [...adapter.features] as GPUFeatureName[],
+    requiredLimits: limits,
+  });
+  return { adapter, device, info: describeAdapter(adapter, backend), limits };
+}
+
+/** The native `navigator.gpu` for a job that runs on a local device (`salus run --local`). */
+export async function localNavigatorGpu(options: GpuOptions = {}): Promise<GPU> {
+  await openAdapter(options); // Sets up the software fallback when needed.
+  return create(dawnFlags(options)) as GPU;
+}
