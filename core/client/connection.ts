@@ -1,0 +1,186 @@
+/**
+ * A client's connection to the service socket: framing, the hello handshake,
+ * request/reply by id, and (for jobs) the command batch that the remote GPU
+ * records into and flushes at submit and at every await.
+ */
+import { connect, type Socket } from 'node:net';
+import { EventEmitter } from 'node:events';
+import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
+import type { Command } from '../protocol/commands.js';
+
+/** Payload bytes after which a batch is flushed even without an await. */
+const FLUSH_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** Commands after which a batch is flushed even without an await. */
+const FLUSH_COMMANDS = 4096;
+
+/** An error answered by the service; `code` is one of ErrorCode. */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(message: string, readonly code: number, readonly detail?: unknown) {
+    super(message);
+  }
+}
+
+type Pending = { resolve: (value: { result: unknown; payload: Uint8Array }) => void; reject: (error: Error) => void };
+
+/**
+ * Events: `message` (every ServerMessage that is not a reply), `close` (Error | null).
+ */
+export class ServiceConnection extends EventEmitter {
+  private readonly decoder = new FrameDecoder(MAX_FRAME_BYTES);
+  private readonly pending = new Map<number, Pending>();
+  private nextRid = 1;
+  private nextObjectId = 1;
+  private cmds: Command[] = [];
+  private payload: Uint8Array[] = [];
+  private payloadBytes = 0;
+  private closedError: Error | null = null;
+  /** What the service said in `welcome`. */
+  welcome!: Extract<ServerMessage, { t: 'welcome' }>;
+
+  private constructor(private readonly socket: Socket, readonly socketPath: string) {
+    super();
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (error) => this.onClose(error));
+    socket.on('close', () => this.onClose(null));
+  }
+
+  /** Connects and completes the handshake; rejects with a message saying what to do when no service answers. */
+  static async open(socketPath: string, hello: Omit<Hello, 't' | 'protocol'>): Promise<ServiceConnection> {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connect(socketPath);
+      s.once('connect', () => resolve(s));
+      s.once('error', (error: NodeJS.ErrnoException) => {
+        const hint = error.code === 'ENOENT' || error.code === 'ECONNREFUSED'
+          ? `no Salus service is listening at ${socketPath}. Start one with \`salus serve\` (or set SALUS_SOCKET / --socket).`
+          : `cannot connect to ${socketPath}: ${error.message}`;
+        reject(new ServiceError(`salus: ${hint}`, 0));
+      });
+    });
+    const connection = new ServiceConnection(socket, socketPath);
+    const welcome = await new Promise<ServerMessage>((resolve, reject) => {
+      connection.once('welcome', resolve);
+      connection.once('close', (error: Error | null) => reject(error ?? new ServiceError('salus: the service closed the connection during the handshake', 0)));
+      connection.send({ t: 'hello', protocol: PROTOCOL_VERSION, ...hello });
+    });
+    connection.welcome = welcome as Extract<ServerMessage, { t: 'welcome' }>;
+    return connection;
+  }
+
+  /** Whether the connection is gone, and why. */
+  get closed(): Error | null {
+    return this.closedError;
+  }
+
+  /** A fresh object id for this connection. */
+  allocateId(): number {
+    return this.nextObjectId++;
+  }
+
+  /** A fresh request id. */
+  allocateRid(): number {
+    return this.nextRid++;
+  }
+
+  /** Sends a frame now (flushing the batch first, so order is kept). */
+  send(header: object, payload: Uint8Array[] = []): void {
+    if (header && (header as { t?: string }).t !== 'batch') this.flush();
+    this.write(header, payload);
+  }
+
+  /** Appends a command to the batch; `data` is attached to the payload and referenced by the command. */
+  record(cmd: Command): void {
+    this.cmds.push(cmd);
+    if (this.cmds.length >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+  }
+
+  /** Attaches bytes to the pending batch; returns the [offset, length] reference for a command. */
+  attach(bytes: Uint8Array): [number, number] {
+    if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.cmds.length > 0) this.flush();
+    const ref: [number, number] = [this.payloadBytes, bytes.byteLength];
+    this.payload.push(bytes);
+    this.payloadBytes += bytes.byteLength;
+    return ref;
+  }
+
+  /** Sends the pending batch, if any. */
+  flush(): void {
+    if (this.cmds.length === 0) return;
+    const cmds = this.cmds;
+    const payload = this.payload;
+    this.cmds = [];
+    this.payload = [];
+    this.payloadBytes = 0;
+    this.write({ t: 'batch', cmds }, payload);
+  }
+
+  /** Registers a reply handler for `rid` (the command carrying it is recorded by the caller). */
+  expectReply(rid: number): Promise<{ result: unknown; payload: Uint8Array }> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));
+  }
+
+  /** Sends a control call and waits for its result. */
+  async call<T = unknown>(method: string, ...params: unknown[]): Promise<T> {
+    const rid = this.allocateRid();
+    const reply = this.expectReply(rid);
+    this.send({ t: 'call', rid, method, params });
+    return (await reply).result as T;
+  }
+
+  /** Sends a message that expects a reply (e.g. requestDevice) and waits for it. */
+  async request<T = unknown>(header: { t: string; [key: string]: unknown }): Promise<T> {
+    const rid = this.allocateRid();
+    const reply = this.expectReply(rid);
+    this.send({ ...header, rid });
+    return (await reply).result as T;
+  }
+
+  /** Flushes, then ends the connection once written. */
+  close(): void {
+    this.flush();
+    this.socket.end();
+  }
+
+  private write(header: object, payload: Uint8Array[]): void {
+    if (this.closedError || this.socket.destroyed) return;
+    for (const chunk of encodeFrame(header, payload)) this.socket.write(chunk);
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames;
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      this.socket.destroy(error as Error);
+      return;
+    }
+    for (const frame of frames) {
+      const message = frame.header as ServerMessage;
+      if (!message || typeof message !== 'object') continue;
+      if (message.t === 'reply') {
+        const waiter = this.pending.get(message.rid);
+        if (!waiter) continue;
+        this.pending.delete(message.rid);
+        if (message.error) waiter.reject(new ServiceError(message.error.message, message.error.code, message.error));
+        else waiter.resolve({ result: message.result, payload: frame.payload });
+      } else if (message.t === 'welcome') {
+        this.emit('welcome', message);
+      } else if (message.t === 'error' && !this.welcome) {
+        this.onClose(new ServiceError(`salus: ${message.message}`, message.code));
+      } else {
+        this.emit('message', message);
+      }
+    }
+  }
+
+  private onClose(error: Error | null): void {
+    if (this.closedError) return;
+    this.closedError = error ?? new ServiceError('salus: the connection to the service closed', 0);
+    for (const waiter of this.pending.values()) waiter.reject(this.closedError);
+    this.pending.clear();
+    this.emit('close', error);
+    this.socket.destroy();
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * GPUBuffer for a job. Mapping is mirrored: `mapAsync` brings the mapped range's
+ * bytes over once the service's real buffer is mapped; `getMappedRange` hands out
+ * copies of it; `unmap` sends back what the job wrote to write-mapped ranges and
+ * detaches the ArrayBuffers it handed out, as a browser does.
+ */
+import { RemoteObject } from './base.js';
+import { GPUMapMode } from './constants.js';
+import type { ServiceConnection } from '../connection.js';
+
+interface Mapping {
+  mode: number;
+  offset: number;
+  bytes: Uint8Array;
+  /** Ranges handed out by getMappedRange, relative to the buffer. */
+  ranges: Array<{ offset: number; buffer: ArrayBuffer }>;
+}
+
+function detach(buffer: ArrayBuffer): void {
+  if (buffer.byteLength === 0) return;
+  try {
+    structuredClone(buffer, { transfer: [buffer] });
+  } catch {
+    // Already detached by the job (e.g. transferred away): nothing to do.
+  }
+}
+
+export class RemoteBuffer extends RemoteObject {
+  readonly size: number;
+  readonly usage: number;
+  #mapState: GPUBufferMapState = 'unmapped';
+  #mapping: Mapping | null = null;
+  #pendingReject: ((error: Error) => void) | null = null;
+  #destroyed = false;
+
+  constructor(connection: ServiceConnection, id: number, descriptor: GPUBufferDescriptor) {
+    super(connection, id, descriptor.label);
+    this.size = Number(descriptor.size);
+    this.usage = Number(descriptor.usage);
+    connection.record({
+      op: 'createBuffer', id, size: this.size, usage: this.usage,
+      mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
+    });
+    if (descriptor.mappedAtCreation) {
+      this.#mapState = 'mapped';
+      this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: new Uint8Array(this.size), ranges: [] };
+    }
+  }
+
+  get mapState(): GPUBufferMapState {
+    return this.#mapState;
+  }
+
+  async mapAsync(mode: number, offset = 0, size?: number): Promise<undefined> {
+    const connection = this.connection;
+    const rid = connection.allocateRid();
+    const reply = connection.expectReply(rid);
+    connection.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size });
+    connection.flush();
+    if (this.#mapState !== 'unmapped') {
+      // The service reports the validation error; the promise rejects as a browser's does.
+      reply.catch(() => undefined);
+      throw new DOMException(`mapAsync on a buffer that is ${this.#mapState}`, 'OperationError');
+    }
+    this.#mapState = 'pending';
+    const aborted = new Promise<never>((_, reject) => { this.#pendingReject = reject; });
+    try {
+      const { result, payload } = await Promise.race([reply, aborted]);
+      const mapped = result as { offset: number; size: number };
+      // Own the bytes: the payload is a view into a socket chunk shared with other frames.
+      this.#mapping = { mode, offset: mapped.offset, bytes: payload.slice(), ranges: [] };
+      this.#mapState = 'mapped';
+      return undefined;
+    } catch (error) {
+      if (this.#mapState === 'pending') this.#mapState = 'unmapped';
+      throw error instanceof DOMException ? error : new DOMException((error as Error).message, 'OperationError');
+    } finally {
+      this.#pendingReject = null;
+    }
+  }
+
+  getMappedRange(offset = 0, size?: number): ArrayBuffer {
+    const mapping = this.#mapping;
+    if (this.#mapState !== 'mapped' || !mapping) {
+      throw new DOMException('getMappedRange on a buffer that is not mapped', 'OperationError');
+    }
+    const end = mapping.offset + mapping.bytes.byteLength;
+    const rangeSize = size ?? end - offset;
+    if (offset % 8 !== 0 || rangeSize % 4 !== 0 || offset < mapping.offset || offset + rangeSize > end) {
+      throw new DOMException(`getMappedRange(${offset}, ${rangeSize}) is outside the mapped range [${mapping.offset}, ${end}) or misaligned`, 'OperationError');
+    }
+    for (const range of mapping.ranges) {
+      if (offset < range.offset + range.buffer.byteLength && range.offset < offset + rangeSize) {
+        throw new DOMException('getMappedRange ranges overlap', 'OperationError');
+      }
+    }
+    const start = offset - mapping.offset;
+    const buffer = mapping.bytes.slice(start, start + rangeSize).buffer;
+    mapping.ranges.push({ offset, buffer });
+    return buffer;
+  }
+
+  unmap(): undefined {
+    if (this.#mapState === 'pending') {
+      this.#pendingReject?.(new DOMException('the buffer was unmapped before mapAsync finished', 'AbortError'));
+      this.#mapState = 'unmapped';
+      this.connection.record({ op: 'unmap', id: this.id });
+      return undefined;
+    }
+    const mapping = this.#mapping;
+    this.#mapping = null;
+    if (this.#mapState !== 'mapped' || !mapping) {
+      this.connection.record({ op: 'unmap', id: this.id });
+      return undefined;
+    }
+    this.#mapState = 'unmapped';
+    const writes = mapping.mode & GPUMapMode.WRITE
+      ? mapping.ranges.map((range) => ({ offset: range.offset, data: this.connection.attach(new Uint8Array(range.buffer.slice(0))) }))
+      : undefined;
+    this.connection.record({ op: 'unmap', id: this.id, writes: writes?.length ? writes : undefined });
+    for (const range of mapping.ranges) detach(range.buffer);
+    return undefined;
+  }
+
+  destroy(): undefined {
+    if (this.#destroyed) return undefined;
+    if (this.#mapState !== 'unmapped') {
+      const mapping = this.#mapping;
+      this.#pendingReject?.(new DOMException('the buffer was destroyed before mapAsync finished', 'AbortError'));
+      this.#mapping = null;
+      this.#mapState = 'unmapped';
+      for (const range of mapping?.ranges ?? []) detach(range.buffer);
+    }
+    this.#destroyed = true;
+    this.connection.record({ op: 'destroy', id: this.id });
+    return undefined;
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * GPUDevice and GPUQueue for a job: each call is recorded as a command for the
+ * service to replay on the shared device, in this job's session. Errors come back
+ * through error scopes and `uncapturederror`; `lost` resolves when the service
+ * ends the job or the connection breaks.
+ */
+import { RemoteObject, idOf, unsupported } from './base.js';
+import { RemoteBuffer } from './buffer.js';
+import { RemoteCommandEncoder } from './encoder.js';
+import { GPUPipelineError, GPUUncapturedErrorEvent, gpuErrorFromJson, type GPUError } from './errors.js';
+import {
+  RemoteBindGroup, RemoteBindGroupLayout, RemoteComputePipeline, RemotePipelineLayout,
+  RemoteQuerySet, RemoteShaderModule,
+} from './objects.js';
+import type { ServiceConnection } from '../connection.js';
+import type { ServerMessage } from '../../protocol/messages.js';
+import type { GpuErrorJson } from '../../protocol/commands.js';
+
+/** Largest slice of one writeBuffer sent in a frame (bigger writes are split). */
+const WRITE_CHUNK_BYTES = 32 * 1024 * 1024;
+
+function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
+  if (ArrayBuffer.isView(data)) {
+    const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    const start = data.byteOffset + dataOffset * element;
+    const length = size === undefined ? data.byteLength - dataOffset * element : size * element;
+    if (dataOffset * element > data.byteLength || length < 0 || start + length > data.byteOffset + data.byteLength) {
+      throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
+    }
+    return new Uint8Array(data.buffer, start, length);
+  }
+  const buffer = data as ArrayBuffer;
+  const length = size ?? buffer.byteLength - dataOffset;
+  if (dataOffset > buffer.byteLength || dataOffset + length > buffer.byteLength) {
+    throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
+  }
+  return new Uint8Array(buffer, dataOffset, length);
+}
+
+export class RemoteQueue extends RemoteObject {
+  submit(commandBuffers: Iterable<GPUCommandBuffer>): undefined {
+    const ids = [...commandBuffers].map((cb) => idOf(cb, 'GPUCommandBuffer'));
+    this.connection.record({ op: 'submit', commandBuffers: ids });
+    this.connection.flush();
+    return undefined;
+  }
+
+  writeBuffer(buffer: GPUBuffer, bufferOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
+    const id = idOf(buffer, 'GPUBuffer');
+    const bytes = bytesOf(data, dataOffset, size);
+    // Copy now: the job may change its array as soon as this returns.
+    for (let start = 0; start < bytes.byteLength || start === 0; start += WRITE_CHUNK_BYTES) {
+      const piece = bytes.slice(start, Math.min(bytes.byteLength, start + WRITE_CHUNK_BYTES));
+      this.connection.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data: this.connection.attach(piece) });
+      if (bytes.byteLength === 0) break;
+    }
+    return undefined;
+  }
+
+  async onSubmittedWorkDone(): Promise<undefined> {
+    const rid = this.connection.allocateRid();
+    const reply = this.connection.expectReply(rid);
+    this.connection.record({ op: 'workDone', rid });
+    this.connection.flush();
+    await reply;
+    return undefined;
+  }
+
+  writeTexture(): never { return unsupported('queue.writeTexture'); }
+  copyExternalImageToTexture(): never { return unsupported('queue.copyExternalImageToTexture'); }
+}
+
+export class RemoteDevice extends EventTarget {
+  readonly queue: RemoteQueue;
+  readonly lost: Promise<GPUDeviceLostInfo>;
+  onuncapturederror: ((event: GPUUncapturedErrorEvent) => void) | null = null;
+  label: string;
+  #resolveLost!: (info: GPUDeviceLostInfo) => void;
+  #isLost = false;
+
+  constructor(
+    readonly connection: ServiceConnection,
+    readonly features: ReadonlySet<string>,
+    readonly limits: Readonly<Record<string, number>>,
+    readonly adapterInfo: GPUAdapterInfo,
+    label?: string,
+  ) {
+    super();
+    this.label = label ?? '';
+    this.queue = new RemoteQueue(connection, 0, 'queue');
+    this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
+    connection.on('message', (message: ServerMessage) => {
+      if (message.t === 'uncaptured') this.#uncaptured(message.error);
+      else if (message.t === 'lost') this.#lose(message.reason, message.message);
+    });
+    connection.on('close', (error: Error | null) => this.#lose('unknown', error?.message ?? 'the connection to the Salus service closed'));
+  }
+
+  createBuffer(descriptor: GPUBufferDescriptor): RemoteBuffer {
+    return new RemoteBuffer(this.connection, this.connection.allocateId(), descriptor);
+  }
+
+  createShaderModule(descriptor: GPUShaderModuleDescriptor): RemoteShaderModule {
+    const id = this.connection.allocateId();
+    this.connection.record({ op: 'createShaderModule', id, code: descriptor.code, label: descriptor.label });
+    return new RemoteShaderModule(this.connection, id, descriptor.label);
+  }
+
+  createBindGroupLayout(descriptor: GPUBindGroupLayoutDescriptor): RemoteBindGroupLayout {
+    const id = this.connection.allocateId();
+    const entries = [...descriptor.entries].map((entry) => {
+      if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
+      return { binding: entry.binding, visibility: entry.visibility, buffer: entry.buffer ? { ...entry.buffer, minBindingSize: entry.buffer.minBindingSize === undefined ? undefined : Number(entry.buffer.minBindingSize) } : undefined };
+    });
+    this.connection.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
+    return new RemoteBindGroupLayout(this.connection, id, descriptor.label);
+  }
+
+  createPipelineLayout(descriptor: GPUPipelineLayoutDescriptor): RemotePipelineLayout {
+    const id = this.connection.allocateId();
+    const bindGroupLayouts = [...descriptor.bindGroupLayouts].map((l) => (l ? idOf(l, 'GPUBindGroupLayout') : null));
+    this.connection.record({ op: 'createPipelineLayout', id, bindGroupLayouts, label: descriptor.label });
+    return new RemotePipelineLayout(this.connection, id, descriptor.label);
+  }
+
+  createComputePipeline(descriptor: GPUComputePipelineDescriptor): RemoteComputePipeline {
+    return this.#computePipeline(descriptor, undefined);
+  }
+
+  async createComputePipelineAsync(descriptor: GPUComputePipelineDescriptor): Promise<RemoteComputePipeline> {
+    const rid = this.connection.allocateRid();
+    const reply = this.connection.expectReply(rid);
+    const pipeline = this.#computePipeline(descriptor, rid);
+    this.connection.flush();
+    const { result } = await reply;
+    const failure = (result as { error?: GpuErrorJson } | undefined)?.error;
+    if (failure) throw new GPUPipelineError(failure.message, { reason: failure.type === 'internal' ? 'internal' : 'validation' });
+    return pipeline;
+  }
+
+  createBindGroup(descriptor: GPUBindGroupDescriptor): RemoteBindGroup {
+    const id = this.connection.allocateId();
+    const entries = [...descriptor.entries].map((entry) => {
+      const resource = entry.resource as GPUBufferBinding | GPUBuffer;
+      const binding = 'buffer' in resource && !(resource instanceof RemoteBuffer) ? resource : { buffer: resource as GPUBuffer };
+      if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
+      return {
+        binding: entry.binding,
+        buffer: idOf(binding.buffer, 'GPUBuffer'),
+        offset: binding.offset === undefined ? undefined : Number(binding.offset),
+        size: binding.size === undefined ? undefined : Number(binding.size),
+      };
+    });
+    this.connection.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
+    return new RemoteBindGroup(this.connection, id, descriptor.label);
+  }
+
+  createCommandEncoder(descriptor: GPUCommandEncoderDescriptor = {}): RemoteCommandEncoder {
+    const id = this.connection.allocateId();
+    this.connection.record({ op: 'createCommandEncoder', id, label: descriptor.label });
+    return new RemoteCommandEncoder(this.connection, id, descriptor.label);
+  }
+
+  createQuerySet(descriptor: GPUQuerySetDescriptor): RemoteQuerySet {
+    const id = this.connection.allocateId();
+    this.connection.record({ op: 'createQuerySet', id, type: descriptor.type as 'timestamp', count: descriptor.count, label: descriptor.label });
+    return new RemoteQuerySet(this.connection, id, descriptor.type, descriptor.count, descriptor.label);
+  }
+
+  pushErrorScope(filter: GPUErrorFilter): undefined {
+    this.connection.record({ op: 'pushErrorScope', filter });
+    return undefined;
+  }
+
+  async popErrorScope(): Promise<GPUError | null> {
+    const rid = this.connection.allocateRid();
+    const reply = this.connection.expectReply(rid);
+    this.connection.record({ op: 'popErrorScope', rid });
+    this.connection.flush();
+    try {
+      const { result } = await reply;
+      return result ? gpuErrorFromJson(result as GpuErrorJson) : null;
+    } catch (error) {
+      throw new DOMException((error as Error).message, 'OperationError');
+    }
+  }
+
+  destroy(): undefined {
+    this.connection.close();
+    this.#lose('destroyed', 'device.destroy() was called');
+    return undefined;
+  }
+
+  createTexture(): never { return unsupported('createTexture'); }
+  createSampler(): never { return unsupported('createSampler'); }
+  createRenderPipeline(): never { return unsupported('createRenderPipeline'); }
+  createRenderPipelineAsync(): never { return unsupported('createRenderPipelineAsync'); }
+  createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
+  importExternalTexture(): never { return unsupported('importExternalTexture'); }
+
+  #computePipeline(descriptor: GPUComputePipelineDescriptor, rid: number | undefined): RemoteComputePipeline {
+    const id = this.connection.allocateId();
+    const constants = descriptor.compute.constants ? Object.fromEntries(Object.entries(descriptor.compute.constants).map(([k, v]) => [k, Number(v)])) : undefined;
+    this.connection.record({
+      op: 'createComputePipeline', id, rid,
+      layout: descriptor.layout === 'auto' ? 'auto' : idOf(descriptor.layout, 'GPUPipelineLayout'),
+      module: idOf(descriptor.compute.module, 'GPUShaderModule'),
+      entryPoint: descriptor.compute.entryPoint, constants, label: descriptor.label,
+    });
+    return new RemoteComputePipeline(this.connection, id, descriptor.label);
+  }
+
+  #uncaptured(json: GpuErrorJson): void {
+    const event = new GPUUncapturedErrorEvent('uncapturederror', { error: gpuErrorFromJson(json) });
+    const handled = this.onuncapturederror !== null || this.#hasListeners;
+    this.onuncapturederror?.call(this, event);
+    this.dispatchEvent(event);
+    if (!handled) console.warn(`salus: uncaptured WebGPU ${json.type} error: ${json.message}`);
+  }
+
+  #listenerCount = 0;
+  get #hasListeners(): boolean {
+    return this.#listenerCount > 0;
+  }
+
+  override addEventListener(type: string, listener: Parameters<EventTarget["addEventListener"]>[1], options?: Parameters<EventTarget["addEventListener"]>[2]): void {
+    if (type === 'uncapturederror' && listener) this.#listenerCount++;
+    super.addEventListener(type, listener, options);
+  }
+
+  override removeEventListener(type: string, listener: Parameters<EventTarget["addEventListener"]>[1], options?: Parameters<EventTarget["removeEventListener"]>[2]): void {
+    if (type === 'uncapturederror' && listener) this.#listenerCount = Math.max(0, this.#listenerCount - 1);
+    super.removeEventListener(type, listener, options);
+  }
+
+  #lose(reason: 'destroyed' | 'unknown', message: string): void {
+    if (this.#isLost) return;
+    this.#isLost = true;
+    this.#resolveLost({ reason, message } as GPUDeviceLostInfo);
+  }
+}

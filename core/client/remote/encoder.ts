@@ -1,0 +1,107 @@
+/** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
+import { RemoteObject, idOf, unsupported } from './base.js';
+import { RemoteCommandBuffer } from './objects.js';
+
+function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
+  target.connection.record({ op: 'debugMarker', target: target.id, kind, label });
+}
+
+export class RemoteComputePassEncoder extends RemoteObject {
+  setPipeline(pipeline: GPUComputePipeline): undefined {
+    this.connection.record({ op: 'setPipeline', pass: this.id, pipeline: idOf(pipeline, 'GPUComputePipeline') });
+    return undefined;
+  }
+
+  setBindGroup(index: number, bindGroup: GPUBindGroup | null, offsets?: Iterable<number> | Uint32Array, start?: number, length?: number): undefined {
+    let dynamicOffsets: number[] | undefined;
+    if (offsets instanceof Uint32Array && start !== undefined) dynamicOffsets = [...offsets.subarray(start, start + (length ?? offsets.length - start))];
+    else if (offsets) dynamicOffsets = [...offsets];
+    this.connection.record({
+      op: 'setBindGroup', pass: this.id, index,
+      bindGroup: bindGroup === null ? null : idOf(bindGroup, 'GPUBindGroup'),
+      dynamicOffsets: dynamicOffsets?.length ? dynamicOffsets : undefined,
+    });
+    return undefined;
+  }
+
+  dispatchWorkgroups(x: number, y = 1, z = 1): undefined {
+    this.connection.record({ op: 'dispatch', pass: this.id, x, y, z });
+    return undefined;
+  }
+
+  dispatchWorkgroupsIndirect(buffer: GPUBuffer, offset: number): undefined {
+    this.connection.record({ op: 'dispatchIndirect', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset });
+    return undefined;
+  }
+
+  end(): undefined {
+    this.connection.record({ op: 'endPass', pass: this.id });
+    return undefined;
+  }
+
+  pushDebugGroup(label: string): undefined { debugMarker(this, 'push', label); return undefined; }
+  popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }
+  insertDebugMarker(label: string): undefined { debugMarker(this, 'insert', label); return undefined; }
+}
+
+export class RemoteCommandEncoder extends RemoteObject {
+  beginComputePass(descriptor: GPUComputePassDescriptor = {}): RemoteComputePassEncoder {
+    const id = this.connection.allocateId();
+    const tw = descriptor.timestampWrites;
+    this.connection.record({
+      op: 'beginComputePass', id, encoder: this.id, label: descriptor.label,
+      timestampWrites: tw ? {
+        querySet: idOf(tw.querySet, 'GPUQuerySet'),
+        beginningOfPassWriteIndex: tw.beginningOfPassWriteIndex,
+        endOfPassWriteIndex: tw.endOfPassWriteIndex,
+      } : undefined,
+    });
+    return new RemoteComputePassEncoder(this.connection, id, descriptor.label);
+  }
+
+  beginRenderPass(): never {
+    return unsupported('beginRenderPass');
+  }
+
+  /** Both overloads: (src, srcOffset, dst, dstOffset, size) and (src, dst, size?). */
+  copyBufferToBuffer(src: GPUBuffer, a: number | GPUBuffer, b?: number | GPUBuffer, c?: number, d?: number): undefined {
+    let srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number;
+    if (typeof a === 'number') {
+      srcOffset = a; dst = b as GPUBuffer; dstOffset = c ?? 0; size = d ?? Math.max(0, src.size - srcOffset);
+    } else {
+      srcOffset = 0; dst = a; dstOffset = 0; size = typeof b === 'number' ? b : src.size;
+    }
+    this.connection.record({
+      op: 'copyBufferToBuffer', encoder: this.id,
+      src: idOf(src, 'GPUBuffer'), srcOffset, dst: idOf(dst, 'GPUBuffer'), dstOffset, size,
+    });
+    return undefined;
+  }
+
+  clearBuffer(buffer: GPUBuffer, offset?: number, size?: number): undefined {
+    this.connection.record({ op: 'clearBuffer', encoder: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset, size });
+    return undefined;
+  }
+
+  resolveQuerySet(querySet: GPUQuerySet, first: number, count: number, dst: GPUBuffer, dstOffset: number): undefined {
+    this.connection.record({
+      op: 'resolveQuerySet', encoder: this.id, querySet: idOf(querySet, 'GPUQuerySet'),
+      first, count, dst: idOf(dst, 'GPUBuffer'), dstOffset,
+    });
+    return undefined;
+  }
+
+  copyBufferToTexture(): never { return unsupported('copyBufferToTexture'); }
+  copyTextureToBuffer(): never { return unsupported('copyTextureToBuffer'); }
+  copyTextureToTexture(): never { return unsupported('copyTextureToTexture'); }
+
+  pushDebugGroup(label: string): undefined { debugMarker(this, 'push', label); return undefined; }
+  popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }
+  insertDebugMarker(label: string): undefined { debugMarker(this, 'insert', label); return undefined; }
+
+  finish(descriptor: GPUCommandBufferDescriptor = {}): RemoteCommandBuffer {
+    const id = this.connection.allocateId();
+    this.connection.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
+    return new RemoteCommandBuffer(this.connection, id, descriptor.label);
+  }
+}

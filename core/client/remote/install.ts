@@ -1,0 +1,42 @@
+/**
+ * Makes a job process look like a browser with WebGPU whose GPU is the service's:
+ * `navigator.gpu`, the flag namespaces, and the classes (so `instanceof` checks in
+ * libraries such as TensorFlow.js work).
+ */
+import type { ServiceConnection } from '../connection.js';
+import { GPUBufferUsage, GPUColorWrite, GPUMapMode, GPUShaderStage, GPUTextureUsage } from './constants.js';
+import { RemoteBuffer } from './buffer.js';
+import { RemoteDevice, RemoteQueue } from './device.js';
+import { RemoteCommandEncoder, RemoteComputePassEncoder } from './encoder.js';
+import {
+  GPUError, GPUInternalError, GPUOutOfMemoryError, GPUPipelineError, GPUUncapturedErrorEvent, GPUValidationError,
+} from './errors.js';
+import { RemoteAdapter, RemoteGPU } from './gpu.js';
+import {
+  RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
+  RemoteQuerySet, RemoteShaderModule,
+} from './objects.js';
+
+/** Installs the remote GPU on `globalThis`; returns the `navigator.gpu` object. */
+export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
+  const gpu = new RemoteGPU(connection);
+  const globals: Record<string, unknown> = {
+    GPUBufferUsage, GPUMapMode, GPUShaderStage, GPUTextureUsage, GPUColorWrite,
+    GPU: RemoteGPU, GPUAdapter: RemoteAdapter, GPUDevice: RemoteDevice, GPUQueue: RemoteQueue,
+    GPUBuffer: RemoteBuffer, GPUShaderModule: RemoteShaderModule, GPUBindGroupLayout: RemoteBindGroupLayout,
+    GPUPipelineLayout: RemotePipelineLayout, GPUComputePipeline: RemoteComputePipeline, GPUBindGroup: RemoteBindGroup,
+    GPUCommandEncoder: RemoteCommandEncoder, GPUComputePassEncoder: RemoteComputePassEncoder,
+    GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
+    GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
+  };
+  for (const [key, value] of Object.entries(globals)) {
+    Object.defineProperty(globalThis, key, { value, configurable: true, writable: true, enumerable: false });
+  }
+  const existing = (globalThis as { navigator?: object }).navigator;
+  if (existing) {
+    Object.defineProperty(existing, 'gpu', { value: gpu, configurable: true, enumerable: true });
+  } else {
+    Object.defineProperty(globalThis, 'navigator', { value: { gpu, userAgent: 'salus' }, configurable: true, writable: true });
+  }
+  return gpu;
+}

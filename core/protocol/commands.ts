@@ -1,0 +1,96 @@
+/**
+ * The GPU commands a job sends in a batch, defined once for the client that
+ * records them and the executor that replays them. Object ids are allocated by
+ * the client (per connection, from 1), so calls pipeline without round trips;
+ * commands that await carry a request id `rid` and get exactly one reply.
+ * Bytes travel in the frame's payload: `data: [offset, length]` points into it.
+ */
+import { z } from 'zod';
+
+const id = z.number().int().positive();
+const u64 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const u32 = z.number().int().nonnegative().max(0xffffffff);
+const label = z.string().max(1024).optional();
+const rid = z.number().int().positive();
+/** [offset, length] into the frame's payload. */
+const dataRef = z.tuple([u64, u64]);
+
+const bindGroupLayoutEntry = z.object({
+  binding: u32,
+  visibility: u32,
+  buffer: z.object({
+    type: z.enum(['uniform', 'storage', 'read-only-storage']).optional(),
+    hasDynamicOffset: z.boolean().optional(),
+    minBindingSize: u64.optional(),
+  }).optional(),
+}).passthrough();
+
+const timestampWrites = z.object({
+  querySet: id,
+  beginningOfPassWriteIndex: u32.optional(),
+  endOfPassWriteIndex: u32.optional(),
+});
+
+/** Every command, discriminated by `op`. */
+export const commandSchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('createBuffer'), id, size: u64, usage: u32, mappedAtCreation: z.boolean().optional(), label }),
+  z.object({ op: z.literal('destroy'), id }),
+  z.object({ op: z.literal('writeBuffer'), id, offset: u64, data: dataRef }),
+  z.object({ op: z.literal('mapAsync'), rid, id, mode: u32, offset: u64, size: u64.optional() }),
+  /** Ends a mapping; `writes` carries what the job wrote into write-mapped ranges. */
+  z.object({ op: z.literal('unmap'), id, writes: z.array(z.object({ offset: u64, data: dataRef })).max(65536).optional() }),
+  z.object({ op: z.literal('createShaderModule'), id, code: z.string().max(16 * 1024 * 1024), label }),
+  z.object({ op: z.literal('compilationInfo'), rid, id }),
+  z.object({ op: z.literal('createBindGroupLayout'), id, entries: z.array(bindGroupLayoutEntry).max(4096), label }),
+  z.object({ op: z.literal('createPipelineLayout'), id, bindGroupLayouts: z.array(id.nullable()).max(64), label }),
+  z.object({
+    op: z.literal('createComputePipeline'), id, rid: rid.optional(),
+    layout: z.union([id, z.literal('auto')]),
+    module: id, entryPoint: z.string().max(1024).optional(),
+    constants: z.record(z.string(), z.number()).optional(), label,
+  }),
+  z.object({ op: z.literal('getBindGroupLayout'), id, pipeline: id, index: u32 }),
+  z.object({
+    op: z.literal('createBindGroup'), id, layout: id, label,
+    entries: z.array(z.object({ binding: u32, buffer: id, offset: u64.optional(), size: u64.optional() })).max(4096),
+  }),
+  z.object({ op: z.literal('createQuerySet'), id, type: z.enum(['timestamp', 'occlusion']), count: u32, label }),
+  z.object({ op: z.literal('createCommandEncoder'), id, label }),
+  z.object({ op: z.literal('beginComputePass'), id, encoder: id, timestampWrites: timestampWrites.optional(), label }),
+  z.object({ op: z.literal('setPipeline'), pass: id, pipeline: id }),
+  z.object({ op: z.literal('setBindGroup'), pass: id, index: u32, bindGroup: id.nullable(), dynamicOffsets: z.array(u32).max(64).optional() }),
+  z.object({ op: z.literal('dispatch'), pass: id, x: u32, y: u32, z: u32 }),
+  z.object({ op: z.literal('dispatchIndirect'), pass: id, buffer: id, offset: u64 }),
+  z.object({ op: z.literal('endPass'), pass: id }),
+  z.object({ op: z.literal('debugMarker'), target: id, kind: z.enum(['push', 'pop', 'insert']), label: z.string().max(1024).optional() }),
+  z.object({ op: z.literal('copyBufferToBuffer'), encoder: id, src: id, srcOffset: u64, dst: id, dstOffset: u64, size: u64 }),
+  z.object({ op: z.literal('clearBuffer'), encoder: id, buffer: id, offset: u64.optional(), size: u64.optional() }),
+  z.object({ op: z.literal('resolveQuerySet'), encoder: id, querySet: id, first: u32, count: u32, dst: id, dstOffset: u64 }),
+  z.object({ op: z.literal('finish'), encoder: id, id, label }),
+  z.object({ op: z.literal('submit'), commandBuffers: z.array(id).max(65536) }),
+  z.object({ op: z.literal('workDone'), rid }),
+  z.object({ op: z.literal('pushErrorScope'), filter: z.enum(['validation', 'out-of-memory', 'internal']) }),
+  z.object({ op: z.literal('popErrorScope'), rid }),
+  z.object({ op: z.literal('setLabel'), id, label: z.string().max(1024) }),
+  /** Job SDK: an iteration starts here and must wait for its lane. */
+  z.object({ op: z.literal('iterationBegin') }),
+  /** Job SDK: the iteration ends once its GPU work is done. */
+  z.object({ op: z.literal('iterationEnd'), rid: rid.optional() }),
+]);
+
+export type Command = z.infer<typeof commandSchema>;
+export type CommandOp = Command['op'];
+/** The command of one op, e.g. `CommandOf<'createBuffer'>`. */
+export type CommandOf<K extends CommandOp> = Extract<Command, { op: K }>;
+
+/** A batch: commands in order, their bytes in the frame's payload. */
+export const batchSchema = z.object({ t: z.literal('batch'), cmds: z.array(z.unknown()).max(1_000_000) });
+
+/** The WebGPU error types as they cross the wire. */
+export type GpuErrorType = 'validation' | 'out-of-memory' | 'internal';
+
+/** A WebGPU error for a job: its class and message. */
+export interface GpuErrorJson {
+  type: GpuErrorType;
+  message: string;
+}

@@ -1,0 +1,138 @@
+/**
+ * Length-prefixed frames, the wire format of the service's socket.
+ *
+ * A frame is `u32le bodyBytes | u32le headerBytes | header (UTF-8 JSON) | payload`,
+ * where bodyBytes counts everything after the first field. The header says what the
+ * frame is; the payload carries raw bytes (buffer uploads, readbacks) that the
+ * header refers to by offset, so large data never travels as JSON or base64.
+ *
+ * Portable: no Node APIs, so the renderer and tests can use it too.
+ */
+
+/** Largest frame either side accepts. Clients split bigger uploads. */
+export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
+
+const PREFIX_BYTES = 8;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** A decoded frame. `header` is the parsed JSON, or an Error when it was not JSON. */
+export interface Frame {
+  header: unknown;
+  payload: Uint8Array;
+}
+
+/** Thrown by the decoder when the stream cannot be framed any more (the peer must be dropped). */
+export class FrameError extends Error {
+  override name = 'FrameError';
+}
+
+/**
+ * Encodes one frame as a list of chunks to write in order: the prefix and header
+ * together, then each payload part as given (not copied).
+ */
+export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
+  const json = encoder.encode(JSON.stringify(header));
+  let payloadBytes = 0;
+  for (const part of payload) payloadBytes += part.byteLength;
+  const bodyBytes = 4 + json.byteLength + payloadBytes;
+  if (bodyBytes + 4 > MAX_FRAME_BYTES) {
+    throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
+  }
+  const head = new Uint8Array(PREFIX_BYTES + json.byteLength);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, bodyBytes, true);
+  view.setUint32(4, json.byteLength, true);
+  head.set(json, PREFIX_BYTES);
+  return [head, ...payload.filter((p) => p.byteLength > 0)];
+}
+
+/**
+ * Incremental decoder: feed it chunks as they arrive, get whole frames back.
+ * A frame arriving in one chunk is returned as views into that chunk (no copy);
+ * one spanning chunks is assembled into a single allocation of its exact size.
+ */
+export class FrameDecoder {
+  private chunks: Uint8Array[] = [];
+  private bufferedBytes = 0;
+
+  constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
+
+  /** Bytes received but not yet returned as frames. */
+  get pendingBytes(): number {
+    return this.bufferedBytes;
+  }
+
+  /** Adds a chunk; returns the frames it completed. Throws FrameError on an impossible length. */
+  push(chunk: Uint8Array): Frame[] {
+    if (chunk.byteLength > 0) {
+      this.chunks.push(chunk);
+      this.bufferedBytes += chunk.byteLength;
+    }
+    const frames: Frame[] = [];
+    for (;;) {
+      if (this.bufferedBytes < PREFIX_BYTES) break;
+      const prefix = this.peek(PREFIX_BYTES);
+      const view = new DataView(prefix.buffer, prefix.byteOffset, PREFIX_BYTES);
+      const bodyBytes = view.getUint32(0, true);
+      const headerBytes = view.getUint32(4, true);
+      if (bodyBytes + 4 > this.maxFrameBytes) {
+        throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${this.maxFrameBytes}-byte limit`);
+      }
+      if (headerBytes + 4 > bodyBytes) {
+        throw new FrameError(`frame header of ${headerBytes} bytes does not fit its ${bodyBytes}-byte body`);
+      }
+      if (this.bufferedBytes < bodyBytes + 4) break;
+      const whole = this.take(bodyBytes + 4);
+      const headerView = whole.subarray(PREFIX_BYTES, PREFIX_BYTES + headerBytes);
+      frames.push({ header: parseHeader(headerView), payload: whole.subarray(PREFIX_BYTES + headerBytes) });
+    }
+    return frames;
+  }
+
+  private peek(bytes: number): Uint8Array {
+    const first = this.chunks[0];
+    if (first.byteLength >= bytes) return first.subarray(0, bytes);
+    return this.copyOut(bytes, false);
+  }
+
+  private take(bytes: number): Uint8Array {
+    const first = this.chunks[0];
+    if (first.byteLength >= bytes) {
+      const out = first.subarray(0, bytes);
+      if (first.byteLength === bytes) this.chunks.shift();
+      else this.chunks[0] = first.subarray(bytes);
+      this.bufferedBytes -= bytes;
+      return out;
+    }
+    return this.copyOut(bytes, true);
+  }
+
+  private copyOut(bytes: number, consume: boolean): Uint8Array {
+    const out = new Uint8Array(bytes);
+    let filled = 0;
+    let index = 0;
+    while (filled < bytes) {
+      const chunk = this.chunks[index];
+      const n = Math.min(chunk.byteLength, bytes - filled);
+      out.set(chunk.subarray(0, n), filled);
+      filled += n;
+      if (consume) {
+        if (n === chunk.byteLength) this.chunks.shift();
+        else this.chunks[0] = chunk.subarray(n);
+      } else {
+        index++;
+      }
+    }
+    if (consume) this.bufferedBytes -= bytes;
+    return out;
+  }
+}
+
+function parseHeader(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(decoder.decode(bytes));
+  } catch (error) {
+    return new Error(`frame header is not UTF-8 JSON: ${(error as Error).message}`);
+  }
+}
