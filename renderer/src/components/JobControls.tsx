@@ -1,0 +1,103 @@
+/**
+ * Small controls shared by the job queue and the drawer: the state badge, the
+ * priority field and the pause/resume/kill buttons.
+ */
+import { useEffect, useState, type ReactElement } from 'react';
+import type { JobInfo, JobState } from '../../../core/protocol/state.js';
+import { isActive } from '../store/jobView.js';
+import { useCommands } from '../store/hooks.js';
+import { PauseIcon, PlayIcon, StopIcon } from './icons.js';
+
+/** A job's state as a coloured pill; `live` adds a pulse while its iteration runs in its lane. */
+export function StateBadge({ state, live = false }: { state: JobState; live?: boolean }): ReactElement {
+  return (
+    <span className={`badge badge-${state}`}>
+      {live ? <span className="badge-pulse" aria-hidden="true" /> : null}
+      {state}
+      {live ? <span className="visually-hidden"> (iterating now)</span> : null}
+    </span>
+  );
+}
+
+/** The job's priority as an editable whole number; sent on Enter or blur, reverted by Escape. */
+export function PriorityInput({ job }: { job: JobInfo }): ReactElement {
+  const commands = useCommands();
+  const [draft, setDraft] = useState<string | null>(null);
+  const shown = draft ?? String(job.priority);
+
+  const commit = () => {
+    if (draft === null) return;
+    const value = Number(draft);
+    setDraft(null);
+    if (draft.trim() !== '' && Number.isInteger(value) && value !== job.priority) void commands.setPriority(job.id, value);
+  };
+
+  if (!isActive(job)) return <span className="priority-fixed">{job.priority}</span>;
+  return (
+    <input
+      className="priority-input"
+      type="number"
+      step={1}
+      inputMode="numeric"
+      aria-label={`Priority of ${job.name}`}
+      value={shown}
+      onChange={(event) => setDraft(event.target.value)}
+      onBlur={commit}
+      onKeyDown={(event) => {
+        if (event.key === 'Enter') commit();
+        if (event.key === 'Escape') setDraft(null);
+      }}
+    />
+  );
+}
+
+/** How long the Kill button stays armed for its confirming second press. */
+const KILL_CONFIRM_MS = 4000;
+
+/**
+ * Pause or resume, and kill, for a job that can still run. Kill takes two
+ * presses (the first arms it for a few seconds), since it cannot be undone.
+ */
+export function JobActions({ job, withLabels = false }: { job: JobInfo; withLabels?: boolean }): ReactElement | null {
+  const commands = useCommands();
+  const [armed, setArmed] = useState(false);
+
+  useEffect(() => {
+    if (!armed) return;
+    const timer = setTimeout(() => setArmed(false), KILL_CONFIRM_MS);
+    return () => clearTimeout(timer);
+  }, [armed]);
+
+  if (!isActive(job)) return null;
+  const canPause = job.state === 'running' || job.state === 'queued';
+  return (
+    <div className="job-actions">
+      {canPause ? (
+        <button type="button" className="icon-button" aria-label={`Pause ${job.name}`} title="Pause" onClick={() => void commands.pauseJob(job.id)}>
+          <PauseIcon />{withLabels ? <span>Pause</span> : null}
+        </button>
+      ) : (
+        <button type="button" className="icon-button" aria-label={`Resume ${job.name}`} title="Resume" onClick={() => void commands.resumeJob(job.id)}>
+          <PlayIcon />{withLabels ? <span>Resume</span> : null}
+        </button>
+      )}
+      <button
+        type="button"
+        className={`icon-button danger${armed ? ' armed' : ''}`}
+        aria-label={armed ? `Confirm: kill ${job.name}` : `Kill ${job.name}`}
+        title={armed ? 'Press again to kill' : 'Kill'}
+        onBlur={() => setArmed(false)}
+        onClick={() => {
+          if (!armed) {
+            setArmed(true);
+            return;
+          }
+          setArmed(false);
+          void commands.killJob(job.id);
+        }}
+      >
+        <StopIcon />{armed ? <span>Kill?</span> : withLabels ? <span>Kill</span> : null}
+      </button>
+    </div>
+  );
+}

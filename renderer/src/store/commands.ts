@@ -1,0 +1,119 @@
+/**
+ * What the panel asks of the service. Each command calls `SalusApi`, applies
+ * the answer to the store, and turns a failure into a notice instead of an
+ * unhandled rejection. The service's own events confirm the rest.
+ */
+import type { SalusApi } from '../../../core/protocol/api.js';
+import type { PolicyInfo, PolicyName, PolicyParamValue } from '../../../core/protocol/state.js';
+import { buildLaunchRequest } from './launchRequest.js';
+import type { PanelStore } from './panelStore.js';
+
+/** The service requests the views make; none of them throws. */
+export interface Commands {
+  killJob(jobId: string): Promise<void>;
+  pauseJob(jobId: string): Promise<void>;
+  resumeJob(jobId: string): Promise<void>;
+  setPriority(jobId: string, priority: number): Promise<void>;
+  setPolicy(name: PolicyName): Promise<void>;
+  /**
+   * Changes knobs: shown at once, sent one request at a time. Changes made while
+   * a request is out are merged and sent next, so a dragged slider never
+   * queues a backlog or lands on a stale value.
+   */
+  setPolicyParams(params: Record<string, PolicyParamValue>): Promise<void>;
+  /** Uploads the draft's file, launches it, closes the sheet and opens the new job. Resolves true on success. */
+  launch(): Promise<boolean>;
+  /** Loads the open job's output into the drawer. */
+  loadOutput(jobId: string): Promise<void>;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Commands for `api`, reporting into `store`. */
+export function createCommands(api: SalusApi, store: PanelStore): Commands {
+  const state = () => store.getState();
+  const jobLabel = (jobId: string) => state().jobsById[jobId]?.name ?? jobId;
+
+  async function attempt(what: string, run: () => Promise<unknown>): Promise<void> {
+    try {
+      await run();
+    } catch (error) {
+      state().pushNotice('error', `${what}: ${message(error)}`);
+    }
+  }
+
+  let paramsInFlight = false;
+  let queuedParams: Record<string, PolicyParamValue> | null = null;
+  let confirmedPolicy: PolicyInfo | null = null;
+
+  return {
+    killJob: (jobId) => attempt(`Could not kill ${jobLabel(jobId)}`, () => api.killJob(jobId)),
+    pauseJob: (jobId) => attempt(`Could not pause ${jobLabel(jobId)}`, () => api.pauseJob(jobId)),
+    resumeJob: (jobId) => attempt(`Could not resume ${jobLabel(jobId)}`, () => api.resumeJob(jobId)),
+    setPriority: (jobId, priority) =>
+      attempt(`Could not set the priority of ${jobLabel(jobId)}`, () => api.setPriority(jobId, priority)),
+    setPolicy: (name) =>
+      attempt(`Could not switch to ${name}`, async () => state().applyPolicy(await api.setPolicy(name))),
+
+    async setPolicyParams(params) {
+      if (!paramsInFlight && !queuedParams) confirmedPolicy = state().policy;
+      state().setParamsLocally(params);
+      if (paramsInFlight) {
+        queuedParams = { ...queuedParams, ...params };
+        return;
+      }
+      paramsInFlight = true;
+      let next: Record<string, PolicyParamValue> | null = params;
+      try {
+        while (next) {
+          const sending: Record<string, PolicyParamValue> = next;
+          try {
+            const policy = await api.setPolicyParams(sending);
+            confirmedPolicy = policy;
+            // A newer change is on its way; showing this answer would jump the slider back.
+            if (!queuedParams) state().applyPolicy(policy);
+          } catch (error) {
+            state().pushNotice('error', `Could not change ${Object.keys(sending).join(', ')}: ${message(error)}`);
+            if (!queuedParams && confirmedPolicy) state().applyPolicy(confirmedPolicy);
+          }
+          next = queuedParams;
+          queuedParams = null;
+        }
+      } finally {
+        paramsInFlight = false;
+      }
+    },
+
+    async launch() {
+      const { draft } = state().launch;
+      if (!draft.file) {
+        state().setLaunchStatus({ submitting: false, error: 'Choose a job file (.js or .mjs) first.' });
+        return false;
+      }
+      state().setLaunchStatus({ submitting: true, error: null });
+      try {
+        const checked = buildLaunchRequest(draft, '');
+        if ('error' in checked) throw new Error(checked.error);
+        const source = await draft.file.text();
+        const { file } = await api.uploadJob(draft.file.name, source);
+        const { jobId } = await api.launchJob({ ...checked.request, file });
+        state().closeLaunch();
+        state().selectJob(jobId);
+        return true;
+      } catch (error) {
+        state().setLaunchStatus({ submitting: false, error: message(error) });
+        return false;
+      }
+    },
+
+    async loadOutput(jobId) {
+      try {
+        state().setOutput(jobId, { text: await api.jobOutput(jobId) });
+      } catch (error) {
+        state().setOutput(jobId, { error: message(error) });
+      }
+    },
+  };
+}
