@@ -65,6 +65,7 @@ export class ServiceConnection extends EventEmitter {
       connection.send({ t: 'hello', protocol: PROTOCOL_VERSION, ...hello });
     });
     connection.welcome = welcome as Extract<ServerMessage, { t: 'welcome' }>;
+    connection.updateRef();
     return connection;
   }
 
@@ -118,6 +119,8 @@ export class ServiceConnection extends EventEmitter {
   /** Registers a reply handler for `rid` (the command carrying it is recorded by the caller). */
   expectReply(rid: number): Promise<{ result: unknown; payload: Uint8Array }> {
     if (this.closedError) return Promise.reject(this.closedError);
+    // Keep the process alive only while it waits for the service (see updateRef).
+    this.socket.ref();
     return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));
   }
 
@@ -143,6 +146,15 @@ export class ServiceConnection extends EventEmitter {
     this.socket.end();
   }
 
+  /**
+   * An idle connection must not keep a job alive after its script ends (so it can
+   * exit and say goodbye), while one awaiting a reply must.
+   */
+  private updateRef(): void {
+    if (this.pending.size === 0) this.socket.unref();
+    else this.socket.ref();
+  }
+
   private write(header: object, payload: Uint8Array[]): void {
     if (this.closedError || this.socket.destroyed) return;
     for (const chunk of encodeFrame(header, payload)) this.socket.write(chunk);
@@ -163,6 +175,7 @@ export class ServiceConnection extends EventEmitter {
         const waiter = this.pending.get(message.rid);
         if (!waiter) continue;
         this.pending.delete(message.rid);
+        this.updateRef();
         if (message.error) waiter.reject(new ServiceError(message.error.message, message.error.code, message.error));
         else waiter.resolve({ result: message.result, payload: frame.payload });
       } else if (message.t === 'welcome') {

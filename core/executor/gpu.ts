@@ -34,6 +34,13 @@ export interface OpenedGpu {
 
 let globalsInstalled = false;
 
+/**
+ * Every Dawn instance made here stays reachable for the life of the process: if
+ * the `GPU` object is garbage-collected while its adapter or device is in use,
+ * dawn.node crashes the process (seen as a segfault a second or so after start).
+ */
+const instances: GPU[] = [];
+
 /** Puts `GPUBufferUsage`, `GPUMapMode`, … on `globalThis`, as a browser has them. */
 export function installWebGpuGlobals(): void {
   if (globalsInstalled) return;
@@ -57,6 +64,7 @@ export function findSwiftShaderIcd(): string | null {
 
 async function requestAdapter(options: GpuOptions): Promise<GPUAdapter | null> {
   const gpu = create(dawnFlags(options)) as GPU;
+  instances.push(gpu);
   return gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
 }
 
@@ -126,5 +134,7 @@ export async function openGpu(options: GpuOptions = {}): Promise<OpenedGpu> {
 /** The native `navigator.gpu` for a job that runs on a local device (`salus run --local`). */
 export async function localNavigatorGpu(options: GpuOptions = {}): Promise<GPU> {
   await openAdapter(options); // Sets up the software fallback when needed.
-  return create(dawnFlags(options)) as GPU;
+  const gpu = create(dawnFlags(options)) as GPU;
+  instances.push(gpu);
+  return gpu;
 }

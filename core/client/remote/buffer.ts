@@ -67,8 +67,9 @@ export class RemoteBuffer extends RemoteObject {
     try {
       const { result, payload } = await Promise.race([reply, aborted]);
       const mapped = result as { offset: number; size: number };
-      // Own the bytes: the payload is a view into a socket chunk shared with other frames.
-      this.#mapping = { mode, offset: mapped.offset, bytes: payload.slice(), ranges: [] };
+      // Own the bytes: the payload is a view into a socket chunk shared with other frames
+      // (and may be a Buffer, whose slice() would not copy).
+      this.#mapping = { mode, offset: mapped.offset, bytes: new Uint8Array(payload), ranges: [] };
       this.#mapState = 'mapped';
       return undefined;
     } catch (error) {
@@ -95,7 +96,8 @@ export class RemoteBuffer extends RemoteObject {
       }
     }
     const start = offset - mapping.offset;
-    const buffer = mapping.bytes.slice(start, start + rangeSize).buffer;
+    const buffer = new ArrayBuffer(rangeSize);
+    new Uint8Array(buffer).set(mapping.bytes.subarray(start, start + rangeSize));
     mapping.ranges.push({ offset, buffer });
     return buffer;
   }

@@ -1,0 +1,51 @@
+/** Plain-text tables for the CLI. */
+import { formatBytes } from '../memory/size.js';
+import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+function ms(value: number | null): string {
+  if (value === null) return '-';
+  return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
+}
+
+export function formatJobs(jobs: JobInfo[]): string {
+  if (jobs.length === 0) return 'no jobs (start one with `salus run FILE`)';
+  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'ERROR']];
+  for (const j of jobs) {
+    rows.push([
+      j.id, j.name.slice(0, 24), j.state, String(j.priority),
+      j.iterations.total ? `${j.iterations.done}/${j.iterations.total}` : String(j.iterations.done),
+      ms(j.avgIterationMs), formatBytes(j.memory.persistentBytes), formatBytes(j.memory.ephemeralPeakBytes),
+      j.lane ?? '-', (j.error ?? '').slice(0, 60),
+    ]);
+  }
+  return table(rows);
+}
+
+export function formatMemory(memory: MemoryMap): string {
+  const pct = (n: number) => `${((100 * n) / Math.max(1, memory.capacityBytes)).toFixed(1)}%`;
+  const lines = [
+    `capacity ${formatBytes(memory.capacityBytes)} (${memory.capacitySource})`,
+    `used     ${formatBytes(memory.usedBytes)} (${pct(memory.usedBytes)})   free ${formatBytes(memory.freeBytes)}`,
+    '',
+  ];
+  const rows = [['WHAT', 'SIZE', 'POOLED', 'JOBS', 'RUNNING']];
+  for (const job of memory.jobs) rows.push([`${job.id} persistent`, formatBytes(job.persistentBytes), '-', '-', '-']);
+  for (const lane of memory.lanes) {
+    rows.push([lane.id, formatBytes(lane.sizeBytes), formatBytes(lane.pooledBytes), lane.jobs.join(',') || '-', lane.running ?? '-']);
+  }
+  return lines.join('\n') + (rows.length > 1 ? table(rows) : '(nothing allocated)');
+}
+
+export function formatPolicy(policy: PolicyInfo): string {
+  const lines = [`policy ${policy.name}`];
+  for (const knob of policy.knobs) {
+    const range = knob.kind === 'number' ? ` [${knob.min ?? ''}..${knob.max ?? ''}${knob.unit ? ` ${knob.unit}` : ''}]` : ' [on|off]';
+    lines.push(`  ${knob.key} = ${String(policy.params[knob.key])}${range}  ${knob.description}`);
+  }
+  return lines.join('\n');
+}

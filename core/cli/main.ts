@@ -1,0 +1,169 @@
+/**
+ * The `salus` command. `serve` runs the service; `run` starts a job on it; the
+ * rest ask a running service over its socket. Every failure prints one line
+ * saying what to do and exits non-zero.
+ */
+import { parseArgs } from 'node:util';
+import { resolveSocketPath } from '../platform/socketPath.js';
+import { ServiceConnection } from '../client/connection.js';
+import { runJob } from '../client/run.js';
+import { parseSize } from '../memory/size.js';
+import { formatJobs, formatMemory, formatPolicy } from './format.js';
+import { serve } from './serve.js';
+import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+
+const USAGE = `usage: salus <command> [options]
+
+  serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE] [--policy NAME]
+        [--backend NAME] [--adapter NAME] [--jobs-dir DIR]
+                          run the service (owns the GPU)
+  run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
+        [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
+                          run FILE (an ES module) as a job on the service
+  jobs [--json]           the job table
+  memory [--json]         the memory map
+  policy [NAME] [--set KEY=VALUE]... [--json]
+                          show or change the scheduling policy and its knobs
+  kill ID | pause ID | resume ID
+  priority ID VALUE       change a job's priority
+
+SIZE is bytes or a number with KiB, MiB, GiB. The socket defaults to $SALUS_SOCKET,
+else $XDG_RUNTIME_DIR/salus/salus.sock.`;
+
+class UsageError extends Error {}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+function number(value: string | undefined, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`${what} must be a number, got '${value}'`);
+  return n;
+}
+
+async function control<T>(socket: string | undefined, method: string, ...params: unknown[]): Promise<T> {
+  const connection = await ServiceConnection.open(resolveSocketPath(socket), { role: 'control' });
+  try {
+    return await connection.call<T>(method, ...params);
+  } finally {
+    connection.close();
+  }
+}
+
+function print(json: boolean, value: unknown, text: (v: any) => string): void {
+  process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text(value)}\n`);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve': {
+      const { values } = parseArgs({
+        args: rest, options: {
+          socket: { type: 'string' }, http: { type: 'string' }, memory: { type: 'string' }, policy: { type: 'string' },
+          backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' },
+        },
+      });
+      await serve({
+        socketPath: resolveSocketPath(values.socket),
+        http: values.http,
+        memoryBytes: values.memory === undefined ? undefined : parseSize(values.memory),
+        policy: values.policy,
+        backend: values.backend,
+        adapter: values.adapter,
+        jobsDir: values['jobs-dir'],
+      });
+      return new Promise(() => {}); // Runs until a signal stops it.
+    }
+    case 'run': {
+      const dashDash = rest.indexOf('--');
+      const own = dashDash >= 0 ? rest.slice(0, dashDash) : rest;
+      const jobArgs = dashDash >= 0 ? rest.slice(dashDash + 1) : [];
+      const { values, positionals } = parseArgs({
+        args: own, allowPositionals: true, options: {
+          name: { type: 'string' }, priority: { type: 'string' }, iterations: { type: 'string' },
+          persistent: { type: 'string' }, ephemeral: { type: 'string' }, socket: { type: 'string' }, local: { type: 'boolean' },
+        },
+      });
+      const [file, ...extra] = positionals;
+      if (!file) throw new UsageError('salus run needs a FILE');
+      const iterations = number(values.iterations, '--iterations');
+      return runJob({
+        file, args: [...extra, ...jobArgs], socketPath: resolveSocketPath(values.socket), name: values.name, local: values.local,
+        hints: {
+          priority: number(values.priority, '--priority'),
+          iterations: iterations === undefined ? undefined : Math.round(iterations),
+          persistentBytes: values.persistent === undefined ? undefined : parseSize(values.persistent),
+          ephemeralBytes: values.ephemeral === undefined ? undefined : parseSize(values.ephemeral),
+        },
+      });
+    }
+    case 'jobs':
+    case 'memory': {
+      const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' }, socket: { type: 'string' } } });
+      if (command === 'jobs') print(Boolean(values.json), await control<JobInfo[]>(values.socket, 'jobs'), formatJobs);
+      else print(Boolean(values.json), await control<MemoryMap>(values.socket, 'memory'), formatMemory);
+      return 0;
+    }
+    case 'policy': {
+      const { values, positionals } = parseArgs({
+        args: rest, allowPositionals: true,
+        options: { json: { type: 'boolean' }, socket: { type: 'string' }, set: { type: 'string', multiple: true } },
+      });
+      const current = await control<PolicyInfo>(values.socket, 'policy');
+      const name = positionals[0]?.toUpperCase();
+      const knobs = name ? (await control<PolicyInfo>(values.socket, 'setPolicy', name)).knobs : current.knobs;
+      const params: Record<string, number | boolean> = {};
+      for (const assignment of values.set ?? []) {
+        const [key, value] = assignment.split('=', 2);
+        const knob = knobs.find((k) => k.key === key);
+        if (!knob || value === undefined) {
+          throw new UsageError(`--set ${assignment}: expected KEY=VALUE with KEY one of ${knobs.map((k) => k.key).join(', ')}`);
+        }
+        params[key] = knob.kind === 'boolean' ? /^(1|true|on|yes)$/i.test(value) : Number(value);
+      }
+      const policy = Object.keys(params).length
+        ? await control<PolicyInfo>(values.socket, 'setPolicyParams', params)
+        : await control<PolicyInfo>(values.socket, 'policy');
+      print(Boolean(values.json), { name: policy.name, params: policy.params, knobs: policy.knobs }, formatPolicy);
+      return 0;
+    }
+    case 'kill':
+    case 'pause':
+    case 'resume': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { socket: { type: 'string' } } });
+      if (positionals.length !== 1) throw new UsageError(`salus ${command} needs one job ID (see \`salus jobs\`)`);
+      await control(values.socket, `${command}Job`, positionals[0]);
+      process.stdout.write(`${positionals[0]} ${command === 'kill' ? 'killed' : command === 'pause' ? 'paused' : 'resumed'}\n`);
+      return 0;
+    }
+    case 'priority': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { socket: { type: 'string' } } });
+      const priority = number(positionals[1], 'VALUE');
+      if (positionals.length !== 2 || priority === undefined) throw new UsageError('salus priority needs a job ID and a VALUE');
+      await control(values.socket, 'setPriority', positionals[0], priority);
+      return 0;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    if (error instanceof UsageError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      fail(`salus: ${error.message}\n\n${USAGE}`, 2);
+    }
+    fail(error.message.startsWith('salus:') ? error.message : `salus: ${error.message}`);
+  },
+);

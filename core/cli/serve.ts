@@ -1,0 +1,69 @@
+/**
+ * `salus serve`: opens the GPU, sizes its memory, starts the service on its
+ * socket (and, with `--http`, the panel's web server), and shuts down cleanly on
+ * SIGINT or SIGTERM.
+ */
+import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { unlinkSync } from 'node:fs';
+import { openGpu } from '../executor/gpu.js';
+import { detectCapacity } from '../memory/capacity.js';
+import { SalusService } from '../server/service.js';
+import { listenSocket } from '../server/socketServer.js';
+import { JobLauncher } from '../server/launcher.js';
+import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
+
+export interface ServeOptions {
+  socketPath: string;
+  http?: string;
+  memoryBytes?: number;
+  policy?: string;
+  backend?: string;
+  adapter?: string;
+  jobsDir?: string;
+}
+
+/** Starts everything; resolves once the service listens. */
+export async function serve(options: ServeOptions): Promise<SalusService> {
+  const policy = (options.policy ?? 'FIFO').toUpperCase();
+  if (!POLICY_NAMES.includes(policy as PolicyName)) {
+    throw new Error(`salus: unknown policy '${options.policy}'; choose one of ${POLICY_NAMES.join(', ')}`);
+  }
+  const gpu = await openGpu({ backend: options.backend, adapter: options.adapter });
+  const capacity = await detectCapacity({
+    configuredBytes: options.memoryBytes,
+    isSoftware: gpu.info.isSoftware,
+    vendor: gpu.info.vendor,
+    deviceName: gpu.info.device,
+  });
+  const service = new SalusService({
+    gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source, policy: policy as PolicyName,
+  });
+  if (gpu.info.isSoftware) {
+    service.log('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
+  }
+  const jobsDir = options.jobsDir ?? join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'salus', 'jobs');
+  const launcher = new JobLauncher(service, options.socketPath, jobsDir);
+  const server = await listenSocket(service, options.socketPath, launcher);
+  service.log(`salus: GPU ${service.describe()}`);
+  process.stdout.write(`salus: listening on ${options.socketPath}\n`);
+  if (options.http !== undefined) {
+    const { startHttp } = await import('../bridge/httpServer.js');
+    const http = await startHttp(service, launcher, options.http);
+    process.stdout.write(`salus: panel at ${http.url}\n`);
+  }
+  const stop = (signal: string) => {
+    service.log(`salus: ${signal}: shutting down`);
+    server.close();
+    service.dispose();
+    try {
+      if (process.platform !== 'win32') unlinkSync(options.socketPath);
+    } catch {
+      // Already gone.
+    }
+    process.exit(0);
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  return service;
+}

@@ -1,0 +1,65 @@
+/**
+ * Loaded with `node --import` before a job's own module (by `salus run` and by
+ * the service's launcher): connects to the service, says hello with the job's
+ * name and hints, and installs the remote GPU as `navigator.gpu` and the SDK as
+ * `globalThis.salus`. Configured through the environment the launcher sets.
+ */
+import { ServiceConnection } from './connection.js';
+import { installRemoteWebGpu } from './remote/install.js';
+import { createSdk } from './sdk.js';
+import { resolveSocketPath } from '../platform/socketPath.js';
+import type { JobHints } from '../protocol/state.js';
+
+/** Environment variables the launcher passes to a job process. */
+export const JOB_ENV = {
+  name: 'SALUS_JOB_NAME',
+  hints: 'SALUS_JOB_HINTS',
+  socket: 'SALUS_SOCKET',
+} as const;
+
+function readHints(): JobHints {
+  const text = process.env[JOB_ENV.hints];
+  if (!text) return {};
+  try {
+    return JSON.parse(text) as JobHints;
+  } catch {
+    return {};
+  }
+}
+
+let connection: ServiceConnection;
+try {
+  connection = await ServiceConnection.open(resolveSocketPath(), {
+    role: 'job',
+    name: process.env[JOB_ENV.name] || undefined,
+    pid: process.pid,
+    hints: readHints(),
+  });
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(1);
+}
+
+installRemoteWebGpu(connection);
+Object.defineProperty(globalThis, 'salus', {
+  value: createSdk(connection, connection.welcome.jobId ?? null),
+  configurable: true,
+  writable: true,
+});
+
+// Tell the service how the job ended. On a natural end the socket can still
+// flush; on process.exit() the write is best effort (the launcher reports too).
+let saidGoodbye = false;
+const goodbye = (exitCode: number) => {
+  if (saidGoodbye) return;
+  saidGoodbye = true;
+  connection.send({ t: 'goodbye', exitCode });
+  connection.close();
+};
+process.on('beforeExit', () => goodbye(typeof process.exitCode === 'number' ? process.exitCode : 0));
+process.on('exit', (code) => goodbye(code));
+connection.on('message', (message: { t: string; reason?: string; message?: string }) => {
+  if (message.t === 'lost' && message.reason === 'destroyed') {
+    process.stderr.write(`salus: ${message.message ?? 'the service ended this job'}\n`);
+  }
+});

@@ -1,0 +1,80 @@
+/**
+ * `salus run FILE`: starts FILE (an ES module) as a job process whose
+ * `navigator.gpu` is the service's remote GPU, relays its output, reports its
+ * exit to the service, and exits with its code. With `local`, the job runs on a
+ * device of its own instead (for comparison; no service needed).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ServiceConnection } from './connection.js';
+import type { JobHints } from '../protocol/state.js';
+
+const PRELOAD = fileURLToPath(new URL('./preload.js', import.meta.url));
+const LOCAL_RUNNER = fileURLToPath(new URL('./localRun.js', import.meta.url));
+
+export interface RunOptions {
+  file: string;
+  args: string[];
+  socketPath: string;
+  name?: string;
+  hints: JobHints;
+  local?: boolean;
+}
+
+/** Runs the job to its end; resolves with the exit code to exit with. */
+export async function runJob(options: RunOptions): Promise<number> {
+  const file = resolve(options.file);
+  if (!existsSync(file)) {
+    process.stderr.write(`salus: job file not found: ${file}\n`);
+    return 2;
+  }
+  if (options.local) return spawnAndWait(process.execPath, [LOCAL_RUNNER, file, '--', ...options.args], process.env).code;
+
+  // A control connection first: fails fast with a clear message when no service runs,
+  // and carries the exit report at the end.
+  let control: ServiceConnection;
+  try {
+    control = await ServiceConnection.open(options.socketPath, { role: 'control' });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    return 1;
+  }
+  const env = {
+    ...process.env,
+    SALUS_SOCKET: options.socketPath,
+    SALUS_JOB_NAME: options.name ?? '',
+    SALUS_JOB_HINTS: JSON.stringify(options.hints),
+  };
+  const run = spawnAndWait(process.execPath, ['--import', PRELOAD, file, ...options.args], env);
+  const { code, signal } = await run.done;
+  try {
+    if (run.pid) await control.call('reportExit', run.pid, code, signal);
+  } catch {
+    // The service went away; nothing to report to.
+  }
+  control.close();
+  return code;
+}
+
+function spawnAndWait(command: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { env, stdio: 'inherit' });
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  const onInt = forward('SIGINT');
+  const onTerm = forward('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
+  const done = new Promise<{ code: number; signal: string | null }>((resolvePromise) => {
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolvePromise({ code: code ?? 128 + (signal === 'SIGKILL' ? 9 : 15), signal });
+    });
+    child.on('error', (error) => {
+      process.stderr.write(`salus: cannot start node: ${error.message}\n`);
+      resolvePromise({ code: 1, signal: null });
+    });
+  });
+  return { pid: child.pid, done, get code() { return done.then((r) => r.code); } };
+}

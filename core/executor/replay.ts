@@ -1,0 +1,357 @@
+/**
+ * Replays one job's commands on the shared device. Each handler runs
+ * synchronously inside the session's current error-scope segment; our own
+ * checks (ids, virtual buffer sizes, memory shares) throw ReplayError, which the
+ * session turns into a GPU error of that job. Async results (maps, pipelines,
+ * compilation info, work done) answer through `reply`.
+ */
+import type { Command, CommandOf, CommandOp, GpuErrorJson } from '../protocol/commands.js';
+import type { MemoryManager } from '../memory/memoryManager.js';
+import { ObjectTable, ReplayError, type BufferEntry, type EntryKind, type UsedBuffers } from './objects.js';
+
+const MAP_READ = 0x1;
+const MAP_WRITE = 0x2;
+const COPY_SRC = 0x4;
+const COPY_DST = 0x8;
+const KNOWN_USAGE = 0x3ff;
+
+/** What a handler may use. */
+export interface ReplayContext {
+  readonly jobId: string;
+  readonly device: GPUDevice;
+  readonly table: ObjectTable;
+  readonly memory: MemoryManager;
+  readonly payload: Uint8Array;
+  /** Answers a request id: a result, bytes, or an error for the job. */
+  reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
+  replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
+}
+
+function bytesAt(ctx: ReplayContext, [offset, length]: [number, number]): Uint8Array {
+  if (offset + length > ctx.payload.byteLength) {
+    throw new ReplayError(`data [${offset}, ${offset + length}) is outside the frame's ${ctx.payload.byteLength}-byte payload`);
+  }
+  return ctx.payload.subarray(offset, offset + length);
+}
+
+/** Checks a range against the job's view of a buffer (the pooled real buffer may be larger). */
+function checkRange(buffer: BufferEntry, offset: number, size: number, what: string): void {
+  if (offset + size > buffer.sizeBytes) {
+    throw new ReplayError(`${what}: range [${offset}, ${offset + size}) is past the end of the ${buffer.sizeBytes}-byte buffer '${buffer.obj.label}'`);
+  }
+}
+
+/** Whether a descriptor breaks rules Dawn would reject; such buffers go to Dawn unaccounted so its own message reaches the job. */
+function invalidBufferDescriptor(size: number, usage: number, mappedAtCreation: boolean, maxBufferSize: number): boolean {
+  if (usage === 0 || (usage & ~KNOWN_USAGE) !== 0) return true;
+  if ((usage & MAP_READ) && (usage & ~(MAP_READ | COPY_DST))) return true;
+  if ((usage & MAP_WRITE) && (usage & ~(MAP_WRITE | COPY_SRC))) return true;
+  if (mappedAtCreation && size % 4 !== 0) return true;
+  return size > maxBufferSize;
+}
+
+type Handler<K extends CommandOp> = (ctx: ReplayContext, cmd: CommandOf<K>) => void;
+type CreatingOp = { id: number };
+
+const handlers: { [K in CommandOp]?: Handler<K> } = {
+  createBuffer(ctx, cmd) {
+    const mappedAtCreation = Boolean(cmd.mappedAtCreation);
+    if (invalidBufferDescriptor(cmd.size, cmd.usage, mappedAtCreation, ctx.device.limits.maxBufferSize)) {
+      const obj = ctx.device.createBuffer({ size: cmd.size, usage: cmd.usage, mappedAtCreation, label: cmd.label });
+      ctx.table.set(cmd.id, { kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation });
+      return;
+    }
+    const result = ctx.memory.allocate(ctx.jobId, { size: cmd.size, usage: cmd.usage, label: cmd.label, mappedAtCreation });
+    if (!result.ok) throw new ReplayError(result.message, 'out-of-memory');
+    ctx.table.set(cmd.id, {
+      kind: 'buffer', obj: result.lease.buffer, sizeBytes: cmd.size, usage: cmd.usage,
+      lease: result.lease, destroyed: false, mapped: null, mappedAtCreation,
+    });
+  },
+
+  destroy(ctx, cmd) {
+    const entry = ctx.table.peek(cmd.id);
+    if (!entry || entry.kind === 'invalid') return;
+    if (entry.kind === 'buffer') {
+      if (entry.destroyed) return;
+      entry.destroyed = true;
+      entry.mapped = null;
+      if (entry.lease) ctx.memory.free(entry.lease);
+      else entry.obj.destroy();
+    } else if (entry.kind === 'querySet') {
+      entry.obj.destroy();
+    }
+  },
+
+  writeBuffer(ctx, cmd) {
+    const buffer = ctx.table.get(cmd.id, 'buffer');
+    const data = bytesAt(ctx, cmd.data);
+    checkRange(buffer, cmd.offset, data.byteLength, 'writeBuffer');
+    ctx.device.queue.writeBuffer(buffer.obj, cmd.offset, data);
+  },
+
+  mapAsync(ctx, cmd) {
+    let buffer: BufferEntry;
+    try {
+      buffer = ctx.table.get(cmd.id, 'buffer');
+    } catch (error) {
+      ctx.replyError(cmd.rid, (error as Error).message);
+      throw error;
+    }
+    const size = cmd.size ?? Math.max(0, buffer.sizeBytes - cmd.offset);
+    buffer.obj.mapAsync(cmd.mode, cmd.offset, size).then(
+      () => {
+        if (buffer.destroyed) {
+          ctx.replyError(cmd.rid, 'the buffer was destroyed before mapAsync finished');
+          return;
+        }
+        const range = buffer.obj.getMappedRange(cmd.offset, size);
+        buffer.mapped = { offset: cmd.offset, range };
+        // Copy out: the mapped memory goes away at unmap, the socket write happens later.
+        ctx.reply(cmd.rid, { offset: cmd.offset, size }, [new Uint8Array(range).slice()]);
+      },
+      (error: Error) => ctx.replyError(cmd.rid, `mapAsync failed: ${error.message}`),
+    );
+  },
+
+  unmap(ctx, cmd) {
+    const buffer = ctx.table.get(cmd.id, 'buffer');
+    if (cmd.writes?.length) {
+      if (!buffer.mapped && buffer.mappedAtCreation && buffer.obj.mapState === 'mapped') {
+        buffer.mapped = { offset: 0, range: buffer.obj.getMappedRange() };
+      }
+      const mapped = buffer.mapped;
+      if (mapped) {
+        const target = new Uint8Array(mapped.range);
+        for (const write of cmd.writes) {
+          const data = bytesAt(ctx, write.data);
+          const at = write.offset - mapped.offset;
+          if (at < 0 || at + data.byteLength > target.byteLength) throw new ReplayError('unmap: written range is outside the mapped range');
+          target.set(data, at);
+        }
+      }
+    }
+    buffer.mapped = null;
+    buffer.mappedAtCreation = false;
+    buffer.obj.unmap();
+  },
+
+  createShaderModule(ctx, cmd) {
+    ctx.table.set(cmd.id, { kind: 'shaderModule', obj: ctx.device.createShaderModule({ code: cmd.code, label: cmd.label }) });
+  },
+
+  compilationInfo(ctx, cmd) {
+    const module = ctx.table.get(cmd.id, 'shaderModule');
+    module.obj.getCompilationInfo().then(
+      (info) => ctx.reply(cmd.rid, {
+        messages: [...info.messages].map((m) => ({
+          message: m.message, type: m.type, lineNum: m.lineNum, linePos: m.linePos, offset: m.offset, length: m.length,
+        })),
+      }),
+      (error: Error) => ctx.replyError(cmd.rid, error.message),
+    );
+  },
+
+  createBindGroupLayout(ctx, cmd) {
+    const obj = ctx.device.createBindGroupLayout({ entries: cmd.entries as GPUBindGroupLayoutEntry[], label: cmd.label });
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj });
+  },
+
+  createPipelineLayout(ctx, cmd) {
+    const bindGroupLayouts = cmd.bindGroupLayouts.map((id) => (id === null ? null : ctx.table.get(id, 'bindGroupLayout').obj));
+    const obj = ctx.device.createPipelineLayout({ bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label });
+    ctx.table.set(cmd.id, { kind: 'pipelineLayout', obj });
+  },
+
+  createComputePipeline(ctx, cmd) {
+    const descriptor: GPUComputePipelineDescriptor = {
+      label: cmd.label,
+      layout: cmd.layout === 'auto' ? 'auto' : ctx.table.get(cmd.layout, 'pipelineLayout').obj,
+      compute: { module: ctx.table.get(cmd.module, 'shaderModule').obj, entryPoint: cmd.entryPoint, constants: cmd.constants },
+    };
+    if (cmd.rid === undefined) {
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: ctx.device.createComputePipeline(descriptor) });
+      return;
+    }
+    const rid = cmd.rid;
+    const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
+    ctx.table.set(cmd.id, entry);
+    ctx.device.createComputePipelineAsync(descriptor).then(
+      (pipeline) => { entry.obj = pipeline; ctx.reply(rid, {}); },
+      (error: Error & { reason?: string }) => {
+        ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
+        ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });
+      },
+    );
+  },
+
+  getBindGroupLayout(ctx, cmd) {
+    const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
+    if (!pipeline.obj) throw new ReplayError('getBindGroupLayout on a pipeline that is still being created');
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: pipeline.obj.getBindGroupLayout(cmd.index) });
+  },
+
+  createBindGroup(ctx, cmd) {
+    const layout = ctx.table.get(cmd.layout, 'bindGroupLayout');
+    const buffers: BufferEntry[] = [];
+    const entries = cmd.entries.map((entry) => {
+      const buffer = ctx.table.get(entry.buffer, 'buffer');
+      buffers.push(buffer);
+      const offset = entry.offset ?? 0;
+      let size = entry.size;
+      if (buffer.lease?.pooled) {
+        // Bind the job's size, not the pooled buffer's, so arrayLength() in WGSL sees what it asked for.
+        size ??= Math.max(0, buffer.sizeBytes - offset);
+        checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
+      }
+      return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
+    });
+    ctx.table.set(cmd.id, { kind: 'bindGroup', obj: ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label }), buffers });
+  },
+
+  createQuerySet(ctx, cmd) {
+    ctx.table.set(cmd.id, { kind: 'querySet', obj: ctx.device.createQuerySet({ type: cmd.type, count: cmd.count, label: cmd.label }) });
+  },
+
+  createCommandEncoder(ctx, cmd) {
+    ctx.table.set(cmd.id, { kind: 'commandEncoder', obj: ctx.device.createCommandEncoder({ label: cmd.label }), used: new Set() });
+  },
+
+  beginComputePass(ctx, cmd) {
+    const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    const tw = cmd.timestampWrites;
+    const obj = encoder.obj.beginComputePass({
+      label: cmd.label,
+      timestampWrites: tw ? {
+        querySet: ctx.table.get(tw.querySet, 'querySet').obj,
+        beginningOfPassWriteIndex: tw.beginningOfPassWriteIndex,
+        endOfPassWriteIndex: tw.endOfPassWriteIndex,
+      } : undefined,
+    });
+    ctx.table.set(cmd.id, { kind: 'computePass', obj, encoder });
+  },
+
+  setPipeline(ctx, cmd) {
+    const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
+    if (!pipeline.obj) throw new ReplayError('setPipeline with a pipeline that is still being created');
+    ctx.table.get(cmd.pass, 'computePass').obj.setPipeline(pipeline.obj);
+  },
+
+  setBindGroup(ctx, cmd) {
+    const pass = ctx.table.get(cmd.pass, 'computePass');
+    const group = cmd.bindGroup === null ? null : ctx.table.get(cmd.bindGroup, 'bindGroup');
+    group?.buffers.forEach((b) => pass.encoder.used.add(b));
+    pass.obj.setBindGroup(cmd.index, group?.obj ?? null, cmd.dynamicOffsets ?? []);
+  },
+
+  dispatch(ctx, cmd) {
+    ctx.table.get(cmd.pass, 'computePass').obj.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
+  },
+
+  dispatchIndirect(ctx, cmd) {
+    const pass = ctx.table.get(cmd.pass, 'computePass');
+    const buffer = ctx.table.get(cmd.buffer, 'buffer');
+    checkRange(buffer, cmd.offset, 12, 'dispatchWorkgroupsIndirect');
+    pass.encoder.used.add(buffer);
+    pass.obj.dispatchWorkgroupsIndirect(buffer.obj, cmd.offset);
+  },
+
+  endPass(ctx, cmd) {
+    ctx.table.get(cmd.pass, 'computePass').obj.end();
+  },
+
+  debugMarker(ctx, cmd) {
+    const target = ctx.table.peek(cmd.target);
+    if (!target || (target.kind !== 'computePass' && target.kind !== 'commandEncoder')) {
+      throw new ReplayError(`debug marker on id ${cmd.target}, which is not a live encoder`);
+    }
+    if (cmd.kind === 'push') target.obj.pushDebugGroup(cmd.label ?? '');
+    else if (cmd.kind === 'pop') target.obj.popDebugGroup();
+    else target.obj.insertDebugMarker(cmd.label ?? '');
+  },
+
+  copyBufferToBuffer(ctx, cmd) {
+    const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    const src = ctx.table.get(cmd.src, 'buffer');
+    const dst = ctx.table.get(cmd.dst, 'buffer');
+    checkRange(src, cmd.srcOffset, cmd.size, 'copyBufferToBuffer source');
+    checkRange(dst, cmd.dstOffset, cmd.size, 'copyBufferToBuffer destination');
+    encoder.used.add(src).add(dst);
+    encoder.obj.copyBufferToBuffer(src.obj, cmd.srcOffset, dst.obj, cmd.dstOffset, cmd.size);
+  },
+
+  clearBuffer(ctx, cmd) {
+    const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    const buffer = ctx.table.get(cmd.buffer, 'buffer');
+    const offset = cmd.offset ?? 0;
+    const size = cmd.size ?? Math.max(0, buffer.sizeBytes - offset);
+    checkRange(buffer, offset, size, 'clearBuffer');
+    encoder.used.add(buffer);
+    encoder.obj.clearBuffer(buffer.obj, offset, size);
+  },
+
+  resolveQuerySet(ctx, cmd) {
+    const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    const dst = ctx.table.get(cmd.dst, 'buffer');
+    checkRange(dst, cmd.dstOffset, cmd.count * 8, 'resolveQuerySet destination');
+    encoder.used.add(dst);
+    encoder.obj.resolveQuerySet(ctx.table.get(cmd.querySet, 'querySet').obj, cmd.first, cmd.count, dst.obj, cmd.dstOffset);
+  },
+
+  finish(ctx, cmd) {
+    const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    ctx.table.set(cmd.id, { kind: 'commandBuffer', obj: encoder.obj.finish({ label: cmd.label }), used: encoder.used });
+    ctx.table.delete(cmd.encoder);
+  },
+
+  submit(ctx, cmd) {
+    const buffers = cmd.commandBuffers.map((id) => ctx.table.get(id, 'commandBuffer'));
+    for (const cb of buffers) {
+      for (const used of cb.used as UsedBuffers) {
+        if (used.destroyed) throw new ReplayError(`destroyed buffer '${used.obj.label}' used in a submit`);
+      }
+    }
+    ctx.device.queue.submit(buffers.map((cb) => cb.obj));
+    for (const id of cmd.commandBuffers) ctx.table.delete(id);
+  },
+
+  workDone(ctx, cmd) {
+    ctx.device.queue.onSubmittedWorkDone().then(
+      () => ctx.reply(cmd.rid, {}),
+      (error: Error) => ctx.replyError(cmd.rid, error.message),
+    );
+  },
+
+  setLabel(ctx, cmd) {
+    const entry = ctx.table.peek(cmd.id);
+    if (entry && entry.kind !== 'invalid' && entry.obj) entry.obj.label = cmd.label;
+  },
+};
+
+/** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */
+const CREATES: Partial<Record<CommandOp, EntryKind>> = {
+  createBuffer: 'buffer', createShaderModule: 'shaderModule', createBindGroupLayout: 'bindGroupLayout',
+  createPipelineLayout: 'pipelineLayout', createComputePipeline: 'computePipeline', getBindGroupLayout: 'bindGroupLayout',
+  createBindGroup: 'bindGroup', createQuerySet: 'querySet', createCommandEncoder: 'commandEncoder',
+  beginComputePass: 'computePass', finish: 'commandBuffer',
+};
+
+/**
+ * Replays one command. Returns the GPU error our own checks raised, if any
+ * (Dawn's own errors are caught by the segment's real error scopes).
+ */
+export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
+  const handler = handlers[cmd.op] as Handler<CommandOp> | undefined;
+  if (!handler) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
+  try {
+    handler(ctx, cmd as never);
+    return null;
+  } catch (error) {
+    const kind = CREATES[cmd.op];
+    const message = (error as Error).message;
+    if (kind) ctx.table.invalidate((cmd as unknown as CreatingOp).id, kind, message);
+    if (error instanceof ReplayError) return { type: error.type, message };
+    // dawn.node throws TypeError for malformed descriptors; a browser would too, synchronously.
+    return { type: 'validation', message: `${cmd.op}: ${message}` };
+  }
+}

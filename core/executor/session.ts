@@ -1,0 +1,201 @@
+/**
+ * A job's session on the shared device: it replays the job's command batches in
+ * order, marks its iterations (explicit from the job SDK, or inferred: from the
+ * first submit after a sync point to the next sync point, once the GPU work is
+ * done), waits for the scheduler's grant before each iteration, and routes every
+ * error and reply to this job alone. `close()` destroys everything the job holds.
+ */
+import { commandSchema, type Command, type GpuErrorJson } from '../protocol/commands.js';
+import { describeZodError } from '../protocol/messages.js';
+import type { MemoryManager } from '../memory/memoryManager.js';
+import { ErrorScopes } from './errorScopes.js';
+import { ObjectTable } from './objects.js';
+import { replay, type ReplayContext } from './replay.js';
+
+/** What the session needs from the service around it. */
+export interface SessionHost {
+  /** Resolves when the job may start its next iteration (the scheduler's grant). */
+  acquireIteration(): Promise<void>;
+  /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
+  finishIteration(elapsedMs: number): void;
+  /** A reply for the job (`rid`), with optional bytes. */
+  reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
+  replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
+  /** An error no scope of the job captured. */
+  uncaptured(error: GpuErrorJson): void;
+  /** A line for the service log, about this job. */
+  log(message: string): void;
+}
+
+/** Commands after which an inferred iteration ends (the job waits on the GPU there). */
+const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
+
+export class Session {
+  private readonly table = new ObjectTable();
+  private readonly scopes: ErrorScopes;
+  private queue: Promise<void> = Promise.resolve();
+  private queuedBatches = 0;
+  private closed = false;
+  private closeSignal!: () => void;
+  private readonly closedPromise = new Promise<void>((resolve) => { this.closeSignal = resolve; });
+  private inIteration = false;
+  private submittedInIteration = false;
+  private iterationStartMs = 0;
+  /** `sdk` once the job marks an iteration itself; inferred until then. */
+  iterationSource: 'sdk' | 'inferred' = 'inferred';
+
+  constructor(
+    readonly jobId: string,
+    private readonly device: GPUDevice,
+    private readonly memory: MemoryManager,
+    private readonly host: SessionHost,
+  ) {
+    this.scopes = new ErrorScopes(device, (error) => host.uncaptured(error));
+  }
+
+  /** Batches received and not yet replayed (for backpressure on the socket). */
+  get backlog(): number {
+    return this.queuedBatches;
+  }
+
+  /** Whether an iteration of this job holds its lane now. */
+  get running(): boolean {
+    return this.inIteration;
+  }
+
+  /** Queues a batch for replay; batches of one session replay strictly in order. */
+  enqueue(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
+    this.queuedBatches++;
+    const run = this.queue.then(() => this.replayBatch(rawCommands, payload)).catch((error: Error) => {
+      this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
+      this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` });
+    }).finally(() => { this.queuedBatches--; });
+    this.queue = run;
+    return run;
+  }
+
+  /** Destroys every object of the job and returns its memory; safe to call twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeSignal();
+    for (const entry of this.table.values()) {
+      if (entry.kind === 'querySet') entry.obj.destroy();
+      if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed) entry.obj.destroy();
+    }
+    this.table.clear();
+    if (this.inIteration) {
+      this.inIteration = false;
+      this.memory.endIteration(this.jobId);
+    }
+    this.memory.release(this.jobId);
+  }
+
+  private async replayBatch(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
+    if (this.closed) return;
+    const cmds = this.parse(rawCommands);
+    if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
+      if (!(await this.beginIteration())) return;
+    }
+    const ctx = this.context(payload);
+    this.scopes.openSegment();
+    let endAfterBatch = false;
+    for (const cmd of cmds) {
+      if (this.closed) return;
+      switch (cmd.op) {
+        case 'iterationBegin':
+          this.scopes.closeSegment();
+          if (this.iterationSource === 'inferred' && this.inIteration) await this.endIteration();
+          this.iterationSource = 'sdk';
+          if (!this.inIteration && !(await this.beginIteration())) return;
+          this.scopes.openSegment();
+          continue;
+        case 'iterationEnd':
+          this.scopes.closeSegment();
+          if (this.inIteration) await this.endIteration();
+          if (cmd.rid !== undefined) this.host.reply(cmd.rid, {});
+          this.scopes.openSegment();
+          continue;
+        case 'pushErrorScope':
+          this.scopes.closeSegment();
+          this.scopes.push(cmd.filter);
+          this.scopes.openSegment();
+          continue;
+        case 'popErrorScope': {
+          this.scopes.closeSegment();
+          const rid = cmd.rid;
+          this.scopes.pop().then(
+            (error) => this.host.reply(rid, error),
+            (error: Error) => this.host.replyError(rid, error.message),
+          );
+          this.scopes.openSegment();
+          break;
+        }
+        default: {
+          const error = replay(ctx, cmd);
+          if (error) this.scopes.report(error);
+          if (cmd.op === 'submit') this.submittedInIteration = true;
+        }
+      }
+      if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
+        endAfterBatch = true;
+      }
+    }
+    this.scopes.closeSegment();
+    if (endAfterBatch) await this.endIteration();
+  }
+
+  /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
+  private parse(rawCommands: unknown[]): Command[] {
+    const cmds: Command[] = [];
+    for (const [index, raw] of rawCommands.entries()) {
+      const parsed = commandSchema.safeParse(raw);
+      if (parsed.success) {
+        cmds.push(parsed.data);
+        continue;
+      }
+      const op = (raw as { op?: unknown })?.op;
+      const message = `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`;
+      this.host.log(message);
+      this.host.uncaptured({ type: 'validation', message });
+      const id = (raw as { id?: unknown })?.id;
+      if (typeof id === 'number' && !this.table.has(id)) this.table.invalidate(id, 'buffer', message);
+      const rid = (raw as { rid?: unknown })?.rid;
+      if (typeof rid === 'number') this.host.replyError(rid, message);
+    }
+    return cmds;
+  }
+
+  private context(payload: Uint8Array): ReplayContext {
+    return {
+      jobId: this.jobId,
+      device: this.device,
+      table: this.table,
+      memory: this.memory,
+      payload,
+      reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
+      replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
+    };
+  }
+
+  /** Waits for the grant; false when the session closed meanwhile. */
+  private async beginIteration(): Promise<boolean> {
+    const granted = this.host.acquireIteration().then(() => true, () => false);
+    const ok = await Promise.race([granted, this.closedPromise.then(() => false)]);
+    if (!ok || this.closed) return false;
+    this.memory.beginIteration(this.jobId);
+    this.inIteration = true;
+    this.submittedInIteration = false;
+    this.iterationStartMs = performance.now();
+    return true;
+  }
+
+  /** Waits for the iteration's GPU work, then returns its ephemeral memory and frees the lane. */
+  private async endIteration(): Promise<void> {
+    await Promise.race([this.device.queue.onSubmittedWorkDone(), this.closedPromise]);
+    if (this.closed || !this.inIteration) return;
+    this.inIteration = false;
+    this.memory.endIteration(this.jobId);
+    this.host.finishIteration(performance.now() - this.iterationStartMs);
+  }
+}

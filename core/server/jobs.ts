@@ -1,0 +1,80 @@
+/** The service's record of a job, and how it reads as JobInfo JSON. */
+import type { JobHints, JobInfo, JobState } from '../protocol/state.js';
+import type { Session } from '../executor/session.js';
+import type { ServerMessage } from '../protocol/messages.js';
+
+/** How the service talks back to a job's connection. */
+export interface JobPeer {
+  send(message: ServerMessage, payload?: Uint8Array[]): void;
+  /** Ends the connection (after what was sent). */
+  close(): void;
+}
+
+export interface JobRecord {
+  id: string;
+  name: string;
+  state: JobState;
+  hints: JobHints;
+  priority: number;
+  pid: number | null;
+  submittedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  error: string | null;
+  laneId: string | null;
+  /** Arrival order, for admission. */
+  seq: number;
+  peer: JobPeer | null;
+  session: Session | null;
+  /** Resolves the job's pending requestDevice, once admitted. */
+  admit: ((laneId: string) => void) | null;
+  refuse: ((reason: string) => void) | null;
+  /** Exit code from the job's goodbye or its launcher's report. */
+  exitCode: number | null;
+  killed: boolean;
+  /** Last stats kept after the scheduler forgets the job. */
+  final: { itersDone: number; attainedMs: number; queuedMs: number; avgIterationMs: number | null; persistentBytes: number; ephemeralPeakBytes: number } | null;
+  /** Captured output of jobs the service launched itself (bounded). */
+  output: string;
+}
+
+/** Keeps the last `maxChars` of a job's output. */
+export function appendOutput(job: JobRecord, text: string, maxChars = 256 * 1024): void {
+  job.output = (job.output + text).slice(-maxChars);
+}
+
+/** Live numbers for a running job, from the scheduler and the memory ledger. */
+export interface JobLiveStats {
+  itersDone: number;
+  attainedMs: number;
+  queuedMs: number;
+  avgIterationMs: number | null;
+  persistentBytes: number;
+  ephemeralPeakBytes: number;
+}
+
+/** JobInfo JSON (DESIGN.md "JSON shapes") for a record and its live stats. */
+export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
+  const stats = live ?? job.final;
+  return {
+    id: job.id,
+    name: job.name,
+    state: job.state,
+    priority: job.priority,
+    iterations: { done: stats?.itersDone ?? 0, total: job.hints.iterations ?? null },
+    memory: {
+      persistentBytes: stats?.persistentBytes ?? 0,
+      ephemeralPeakBytes: Math.max(stats?.ephemeralPeakBytes ?? 0, 0) || (job.hints.ephemeralBytes ?? 0),
+    },
+    lane: job.laneId,
+    submittedAt: job.submittedAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    avgIterationMs: stats?.avgIterationMs ?? null,
+    attainedMs: stats?.attainedMs ?? 0,
+    queuedMs: stats?.queuedMs ?? 0,
+    error: job.error,
+    pid: job.pid,
+    iterationSource: job.session?.iterationSource ?? 'inferred',
+  };
+}

@@ -1,0 +1,435 @@
+/**
+ * The Salus service: one shared device, the memory manager, the scheduler, and
+ * the jobs. Socket connections hand it job messages and control calls; it
+ * admits jobs (they wait `queued` until their memory fits), gives each admitted
+ * job a session that replays its GPU work one granted iteration at a time, and
+ * publishes its state as events. Nothing a job sends can take it down: every
+ * failure stays with that job.
+ */
+import { EventEmitter } from 'node:events';
+import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
+import { deviceAllocator } from '../memory/allocator.js';
+import { formatBytes } from '../memory/size.js';
+import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { Session } from '../executor/session.js';
+import type { OpenedGpu } from '../executor/gpu.js';
+import type { ServiceEvent } from '../protocol/api.js';
+import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
+import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
+import { FINAL_STATES } from '../protocol/state.js';
+import { appendOutput, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
+import { BusyMeter } from './metrics.js';
+
+export const SERVICE_VERSION = '0.1.0';
+
+/** How long a job that vanished without a goodbye waits for its launcher's exit report. */
+const EXIT_REPORT_GRACE_MS = 1500;
+/** Finished jobs kept in the table. */
+const MAX_FINISHED_JOBS = 500;
+/** Events are coalesced to at most one of each kind per this many milliseconds. */
+const EVENT_INTERVAL_MS = 100;
+
+export interface ServiceOptions {
+  gpu: OpenedGpu;
+  capacityBytes: number;
+  capacitySource: string;
+  policy?: PolicyName;
+  params?: Record<string, PolicyParamValue>;
+  /** Where log lines go (stderr by default). */
+  log?: (line: string) => void;
+}
+
+/** A failure of a control call that the caller should see as is. */
+export class ControlError extends Error {
+  constructor(message: string, readonly code: number = ErrorCode.InvalidArgument) {
+    super(message);
+  }
+}
+
+/** Emits `event` (ServiceEvent) for subscribers. */
+export class SalusService extends EventEmitter {
+  readonly memory: MemoryManager;
+  readonly scheduler: Scheduler;
+  private readonly jobs = new Map<string, JobRecord>();
+  private readonly waiting: JobRecord[] = [];
+  private nextJob = 1;
+  private readonly dirty = new Set<'jobs' | 'memory' | 'policy'>();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly metricsTimer: NodeJS.Timeout;
+  private readonly busy = new BusyMeter();
+  private lastIterations = new Map<string, number>();
+  readonly log: (line: string) => void;
+
+  constructor(readonly options: ServiceOptions) {
+    super();
+    this.setMaxListeners(0);
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.memory = createMemoryManager({
+      capacityBytes: options.capacityBytes,
+      capacitySource: options.capacitySource,
+      allocator: deviceAllocator(options.gpu.device),
+    });
+    this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
+    this.scheduler.onDidChange((change) => {
+      if (change.type === 'grant') this.busy.start(change.laneId);
+      if (change.type === 'finish') this.busy.stop(change.laneId);
+      if (change.type === 'policy') {
+        this.markDirty('policy');
+        this.admitWaiting();
+      }
+      this.markDirty('jobs');
+      this.markDirty('memory');
+    });
+    this.metricsTimer = setInterval(() => this.emitMetrics(), 1000);
+    this.metricsTimer.unref();
+  }
+
+  // ---- jobs -------------------------------------------------------------
+
+  /** A job connected and said hello. */
+  openJob(hello: Hello, peer: JobPeer): JobRecord {
+    const id = `job-${this.nextJob++}`;
+    const hints: JobHints = hello.hints ?? {};
+    const job: JobRecord = {
+      id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
+      pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, error: null,
+      laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
+      exitCode: null, killed: false, final: null, output: '',
+    };
+    this.jobs.set(id, job);
+    this.log(`salus: ${id} '${job.name}' connected (pid ${job.pid ?? '?'})`);
+    this.trimFinished();
+    this.markDirty('jobs');
+    this.emit('jobOpened', job);
+    return job;
+  }
+
+  /** A message from a job's connection (already schema-checked). */
+  handleJobMessage(job: JobRecord, message: JobMessage, payload: Uint8Array): Promise<void> | void {
+    switch (message.t) {
+      case 'batch':
+        if (!job.session) {
+          job.peer?.send({ t: 'error', code: ErrorCode.NotAllowed, message: 'GPU commands before requestDevice resolved' });
+          return;
+        }
+        return job.session.enqueue(message.cmds, payload);
+      case 'requestDevice':
+        return this.requestDevice(job, message.rid);
+      case 'hints':
+        this.updateHints(job, message.hints);
+        return;
+      case 'goodbye':
+        job.exitCode = message.exitCode;
+        return;
+    }
+  }
+
+  /** The job's connection closed: everything it holds is returned now. */
+  closeJob(job: JobRecord): void {
+    job.peer = null;
+    if (FINAL_STATES.includes(job.state)) return;
+    this.detach(job);
+    if (job.killed) return this.finish(job, 'killed', 'killed');
+    if (job.exitCode !== null) return this.finishFromExit(job);
+    // No goodbye: the launcher may still report the exit code.
+    setTimeout(() => {
+      if (FINAL_STATES.includes(job.state)) return;
+      if (job.exitCode !== null) this.finishFromExit(job);
+      else this.finish(job, 'failed', 'the job disconnected without finishing (crashed or was killed outside Salus)');
+    }, EXIT_REPORT_GRACE_MS).unref();
+  }
+
+  /** A launcher saw the job's process exit (`salus run`, or the service's own launcher). */
+  reportExit(pid: number, exitCode: number | null, signal: string | null): void {
+    for (const job of this.jobs.values()) {
+      if (job.pid !== pid || job.finishedAt !== null) continue;
+      job.exitCode = exitCode ?? 128;
+      if (signal && !job.killed) job.error = `the job process was ended by ${signal}`;
+      if (!job.peer) this.finishFromExit(job);
+    }
+  }
+
+  kill(id: string): void {
+    const job = this.job(id);
+    if (FINAL_STATES.includes(job.state)) return;
+    job.killed = true;
+    job.peer?.send({ t: 'lost', reason: 'destroyed', message: 'the job was killed (salus kill)' });
+    const peer = job.peer;
+    this.detach(job);
+    this.finish(job, 'killed', 'killed');
+    peer?.close();
+    if (job.pid && job.pid !== process.pid) {
+      try {
+        process.kill(job.pid, 'SIGTERM');
+      } catch {
+        // Already gone, or not ours to signal.
+      }
+    }
+  }
+
+  pause(id: string): void {
+    const job = this.job(id);
+    if (job.state !== 'running') throw new ControlError(`${id} is ${job.state}; only a running job can be paused`);
+    this.scheduler.pause(id);
+    job.state = 'paused';
+    job.peer?.send({ t: 'state', state: 'paused' });
+    this.markDirty('jobs');
+  }
+
+  resume(id: string): void {
+    const job = this.job(id);
+    if (job.state !== 'paused') throw new ControlError(`${id} is ${job.state}; only a paused job can be resumed`);
+    this.scheduler.resume(id);
+    job.state = 'running';
+    job.peer?.send({ t: 'state', state: 'running' });
+    this.markDirty('jobs');
+  }
+
+  setPriority(id: string, priority: number): void {
+    const job = this.job(id);
+    if (!Number.isFinite(priority)) throw new ControlError('priority must be a finite number');
+    job.priority = priority;
+    if (job.session) this.scheduler.setPriority(id, priority);
+    this.markDirty('jobs');
+  }
+
+  /** Captured output of a job the service launched; empty for jobs started by `salus run`. */
+  jobOutput(id: string): string {
+    return this.job(id).output;
+  }
+
+  appendOutput(id: string, text: string): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    appendOutput(job, text);
+    this.emit('event', { type: 'output', jobId: id, stream: 'stdout', text } satisfies ServiceEvent);
+  }
+
+  findJobByPid(pid: number): JobRecord | undefined {
+    for (const job of this.jobs.values()) if (job.pid === pid && job.finishedAt === null) return job;
+    return undefined;
+  }
+
+  // ---- policy -----------------------------------------------------------
+
+  setPolicy(name: PolicyName, params?: Record<string, PolicyParamValue>): PolicyInfo {
+    try {
+      return this.scheduler.setPolicy(name, params);
+    } catch (error) {
+      throw new ControlError((error as Error).message);
+    }
+  }
+
+  setPolicyParams(params: Record<string, PolicyParamValue>): PolicyInfo {
+    try {
+      return this.scheduler.setParams(params);
+    } catch (error) {
+      throw new ControlError((error as Error).message);
+    }
+  }
+
+  // ---- state ------------------------------------------------------------
+
+  jobInfos(): JobInfo[] {
+    return [...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)));
+  }
+
+  memoryMap(): MemoryMap {
+    return this.memory.snapshot();
+  }
+
+  policyInfo(): PolicyInfo {
+    return this.scheduler.policyInfo();
+  }
+
+  snapshot(): ServiceSnapshot {
+    return {
+      version: SERVICE_VERSION,
+      gpu: this.options.gpu.info,
+      jobs: this.jobInfos(),
+      memory: this.memoryMap(),
+      policy: this.policyInfo(),
+      busyShare: this.busy.lastShare,
+      at: Date.now(),
+    };
+  }
+
+  /** Stops timers and closes every job. */
+  dispose(): void {
+    clearInterval(this.metricsTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    for (const job of this.jobs.values()) {
+      job.peer?.close();
+      this.detach(job);
+    }
+    this.scheduler.dispose();
+  }
+
+  // ---- internals --------------------------------------------------------
+
+  private job(id: string): JobRecord {
+    const job = this.jobs.get(id);
+    if (!job) throw new ControlError(`no job '${id}' (see \`salus jobs\`)`, ErrorCode.NotFound);
+    return job;
+  }
+
+  private requestDevice(job: JobRecord, rid: number): void {
+    if (job.session || job.admit) {
+      job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: 'this job already requested its device' } });
+      return;
+    }
+    job.admit = (laneId) => {
+      job.admit = job.refuse = null;
+      job.laneId = laneId;
+      job.state = 'running';
+      job.startedAt = Date.now();
+      job.session = this.createSession(job);
+      this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
+      this.log(`salus: ${job.id} admitted to ${laneId}`);
+      job.peer?.send({ t: 'state', state: 'running' });
+      job.peer?.send({ t: 'reply', rid, result: { limits: this.options.gpu.limits, features: this.options.gpu.info.features } });
+      this.markDirty('jobs');
+    };
+    job.refuse = (reason) => {
+      job.admit = job.refuse = null;
+      job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } });
+      this.finish(job, 'failed', reason);
+    };
+    this.waiting.push(job);
+    this.admitWaiting();
+    if (job.state === 'queued' && this.waiting.includes(job)) {
+      job.peer?.send({ t: 'state', state: 'queued', message: this.waitReason.get(job.id) });
+    }
+  }
+
+  private readonly waitReason = new Map<string, string>();
+
+  /** Tries every waiting job in arrival order: a small job may pass a big one that still waits. */
+  private admitWaiting(): void {
+    for (const job of [...this.waiting]) {
+      const result = this.memory.admit(
+        { jobId: job.id, persistentBytes: job.hints.persistentBytes, ephemeralBytes: job.hints.ephemeralBytes },
+        { maxLanes: this.scheduler.maxLanes() },
+      );
+      if (result.kind === 'wait') {
+        if (this.waitReason.get(job.id) !== result.reason) this.log(`salus: ${job.id} waits: ${result.reason}`);
+        this.waitReason.set(job.id, result.reason);
+        job.error = null;
+        continue;
+      }
+      this.waiting.splice(this.waiting.indexOf(job), 1);
+      this.waitReason.delete(job.id);
+      if (result.kind === 'admitted') job.admit?.(result.laneId);
+      else job.refuse?.(result.reason);
+    }
+    this.markDirty('memory');
+  }
+
+  private createSession(job: JobRecord): Session {
+    return new Session(job.id, this.options.gpu.device, this.memory, {
+      acquireIteration: () => this.scheduler.requestIteration(job.id),
+      finishIteration: (elapsedMs) => {
+        if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs);
+        const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;
+        if (job.hints.iterations && done >= job.hints.iterations) this.markDirty('jobs');
+      },
+      reply: (rid, result, payload) => job.peer?.send({ t: 'reply', rid, result: result ?? null }, payload),
+      replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
+      uncaptured: (error) => job.peer?.send({ t: 'uncaptured', error }),
+      log: (message) => this.log(`salus: ${job.id}: ${message}`),
+    });
+  }
+
+  private updateHints(job: JobRecord, hints: JobHints): void {
+    job.hints = { ...job.hints, ...hints };
+    if (hints.priority !== undefined) this.setPriority(job.id, hints.priority);
+    if (hints.iterations !== undefined && job.session) this.scheduler.setTotal(job.id, hints.iterations);
+    this.markDirty('jobs');
+  }
+
+  /** Keeps the job's last numbers, then lets go of its session, lane grants and memory. */
+  private detach(job: JobRecord): void {
+    const live = this.liveStats(job);
+    if (live) job.final = live;
+    const waitingAt = this.waiting.indexOf(job);
+    if (waitingAt >= 0) this.waiting.splice(waitingAt, 1);
+    this.waitReason.delete(job.id);
+    job.admit = job.refuse = null;
+    job.session?.close();
+    job.session = null;
+    this.scheduler.removeJob(job.id);
+    this.memory.release(job.id);
+    job.laneId = null;
+    this.admitWaiting();
+    this.markDirty('jobs');
+    this.markDirty('memory');
+  }
+
+  private finishFromExit(job: JobRecord): void {
+    if (job.exitCode === 0) this.finish(job, 'done', null);
+    else this.finish(job, 'failed', job.error ?? `the job exited with code ${job.exitCode}`);
+  }
+
+  private finish(job: JobRecord, state: 'done' | 'failed' | 'killed', error: string | null): void {
+    if (FINAL_STATES.includes(job.state)) return;
+    if (job.session || job.laneId) this.detach(job);
+    job.state = state;
+    job.error = state === 'killed' ? null : error;
+    job.finishedAt = Date.now();
+    this.log(`salus: ${job.id} ${state}${error && state !== 'killed' ? `: ${error}` : ''}`);
+    this.markDirty('jobs');
+    this.emit('jobFinished', job);
+  }
+
+  private liveStats(job: JobRecord) {
+    const stats = this.scheduler.jobStats(job.id);
+    if (!stats) return null;
+    const usage = this.memory.usage(job.id);
+    return { ...stats, persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
+  }
+
+  private trimFinished(): void {
+    const finished = [...this.jobs.values()].filter((j) => j.finishedAt !== null);
+    for (const job of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_JOBS))) this.jobs.delete(job.id);
+  }
+
+  /** Marks part of the state changed; subscribers hear of it within EVENT_INTERVAL_MS. */
+  markDirty(part: 'jobs' | 'memory' | 'policy'): void {
+    this.dirty.add(part);
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      const parts = [...this.dirty];
+      this.dirty.clear();
+      if (this.listenerCount('event') === 0) return;
+      for (const part of parts) {
+        if (part === 'jobs') this.emit('event', { type: 'jobs', jobs: this.jobInfos() } satisfies ServiceEvent);
+        if (part === 'memory') this.emit('event', { type: 'memory', memory: this.memoryMap() } satisfies ServiceEvent);
+        if (part === 'policy') this.emit('event', { type: 'policy', policy: this.policyInfo() } satisfies ServiceEvent);
+      }
+    }, EVENT_INTERVAL_MS);
+    this.flushTimer.unref();
+  }
+
+  private emitMetrics(): void {
+    const share = this.busy.sample();
+    const iterationsPerSecond: Record<string, number> = {};
+    const next = new Map<string, number>();
+    for (const job of this.jobs.values()) {
+      const done = this.scheduler.jobStats(job.id)?.itersDone;
+      if (done === undefined) continue;
+      next.set(job.id, done);
+      iterationsPerSecond[job.id] = done - (this.lastIterations.get(job.id) ?? done);
+    }
+    this.lastIterations = next;
+    const queueLength = [...this.jobs.values()].filter((j) => j.state === 'queued').length;
+    this.emit('event', { type: 'metrics', at: Date.now(), busyShare: share, queueLength, iterationsPerSecond } satisfies ServiceEvent);
+  }
+
+  /** One line describing the service, for its log. */
+  describe(): string {
+    const info = this.options.gpu.info;
+    return `${info.description || info.device} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
+      `${formatBytes(this.options.capacityBytes)} capacity (${this.options.capacitySource}), policy ${this.scheduler.policyInfo().name}`;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * The service's socket: a Unix domain socket (a named pipe on Windows) private
+ * to its user. Each connection says hello first; jobs then send batches and
+ * requests, control clients send calls (and may subscribe to events). A bad
+ * frame or message gets a clear error back; only a stream that cannot be framed
+ * any more is dropped, and then only that connection.
+ */
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { chmodSync, unlinkSync, existsSync } from 'node:fs';
+import { encodeFrame, FrameDecoder, FrameError } from '../protocol/frames.js';
+import {
+  callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
+  type ServerMessage,
+} from '../protocol/messages.js';
+import { prepareSocketDir } from '../platform/socketPath.js';
+import { ControlError, SERVICE_VERSION, type SalusService } from './service.js';
+import { runControl } from './control.js';
+import type { JobLauncher } from './launcher.js';
+import type { JobRecord } from './jobs.js';
+import type { ServiceEvent } from '../protocol/api.js';
+
+/** A session with this many batches waiting stops reading its socket until it catches up. */
+const BACKLOG_PAUSE_BATCHES = 32;
+/** A subscriber this far behind (bytes unsent) misses events until it drains. */
+const SUBSCRIBER_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/** Whether something already listens at `path` (a live service). */
+function isListening(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => { probe.destroy(); resolve(true); });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+/** Listens at `socketPath`; refuses to start when another service is live there, removes a stale socket file. */
+export async function listenSocket(service: SalusService, socketPath: string, launcher: JobLauncher | null): Promise<Server> {
+  prepareSocketDir(socketPath);
+  if (process.platform !== 'win32' && existsSync(socketPath)) {
+    if (await isListening(socketPath)) {
+      throw new Error(`salus: a service is already listening at ${socketPath}. Stop it first, or pass --socket PATH.`);
+    }
+    unlinkSync(socketPath);
+  }
+  const server = createServer((socket) => new Connection(service, socket, launcher));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => { server.off('error', reject); resolve(); });
+  });
+  if (process.platform !== 'win32') chmodSync(socketPath, 0o600);
+  return server;
+}
+
+class Connection {
+  private readonly decoder = new FrameDecoder();
+  private job: JobRecord | null = null;
+  private role: 'job' | 'control' | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null) {
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.onClose());
+  }
+
+  send(message: ServerMessage, payload: Uint8Array[] = []): void {
+    if (this.socket.destroyed) return;
+    for (const chunk of encodeFrame(message, payload)) this.socket.write(chunk);
+  }
+
+  private fail(code: number, message: string): void {
+    this.service.log(`salus: ${this.job?.id ?? 'connection'}: ${message}`);
+    this.send({ t: 'error', code, message });
+  }
+
+  private onData(chunk: Buffer): void {
+    let frames;
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      // The stream cannot be framed any more: tell the peer why, then drop it.
+      this.fail(ErrorCode.BadFrame, `${(error as FrameError).message}; closing the connection`);
+      this.socket.end();
+      this.socket.destroy();
+      return;
+    }
+    for (const frame of frames) {
+      if (frame.header instanceof Error) {
+        this.fail(ErrorCode.BadFrame, frame.header.message);
+        continue;
+      }
+      this.onMessage(frame.header, frame.payload);
+    }
+  }
+
+  private onMessage(header: unknown, payload: Uint8Array): void {
+    if (!this.role) return this.onHello(header);
+    if (this.role === 'control') return void this.onCall(header);
+    const parsed = jobMessageSchema.safeParse(header);
+    if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
+    const pending = this.service.handleJobMessage(this.job!, parsed.data, payload);
+    const session = this.job?.session;
+    if (pending && session && session.backlog >= BACKLOG_PAUSE_BATCHES && !this.socket.isPaused()) {
+      // Backpressure: stop reading until the session has replayed what it has.
+      this.socket.pause();
+      void pending.finally(() => { if (!this.socket.destroyed) this.socket.resume(); });
+    }
+  }
+
+  private onHello(header: unknown): void {
+    const parsed = helloSchema.safeParse(header);
+    if (!parsed.success) {
+      this.fail(ErrorCode.BadMessage, `the first message must be hello: ${describeZodError(parsed.error)}`);
+      this.socket.end();
+      return;
+    }
+    const hello = parsed.data;
+    if (hello.protocol !== PROTOCOL_VERSION) {
+      this.fail(ErrorCode.VersionMismatch, `the client speaks protocol ${hello.protocol}, this service speaks ${PROTOCOL_VERSION} (salus ${SERVICE_VERSION}); use the same salus version for both`);
+      this.socket.end();
+      return;
+    }
+    this.role = hello.role;
+    const gpu = this.service.options.gpu;
+    const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features };
+    if (hello.role === 'job') {
+      this.job = this.service.openJob(hello, { send: (m, p) => this.send(m, p), close: () => this.socket.end() });
+      this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION });
+    } else {
+      this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, adapter, version: SERVICE_VERSION });
+    }
+  }
+
+  private async onCall(header: unknown): Promise<void> {
+    const parsed = callSchema.safeParse(header);
+    if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad call: ${describeZodError(parsed.error)}`);
+    const { rid, method, params } = parsed.data;
+    if (method === 'subscribe') {
+      this.subscribe();
+      return this.send({ t: 'reply', rid, result: null });
+    }
+    try {
+      const result = await runControl(this.service, this.launcher, method, params);
+      this.send({ t: 'reply', rid, result: result ?? null });
+    } catch (error) {
+      const code = error instanceof ControlError ? error.code : ErrorCode.Internal;
+      this.send({ t: 'reply', rid, error: { code, message: (error as Error).message } });
+    }
+  }
+
+  private subscribe(): void {
+    if (this.unsubscribe) return;
+    const listener = (event: ServiceEvent) => {
+      if (this.socket.writableLength > SUBSCRIBER_MAX_BUFFERED_BYTES && event.type !== 'snapshot') return;
+      this.send({ t: 'event', event });
+    };
+    this.service.on('event', listener);
+    this.unsubscribe = () => this.service.off('event', listener);
+    this.send({ t: 'event', event: { type: 'snapshot', snapshot: this.service.snapshot() } });
+  }
+
+  private onClose(): void {
+    this.unsubscribe?.();
+    if (this.job) this.service.closeJob(this.job);
+  }
+}
