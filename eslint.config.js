@@ -42,4 +42,17 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The renderer runs in a web page and sees core/protocol only (SalusApi and state types).
+    files: ['renderer/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['electron', 'webgpu', 'ws', 'systeminformation'],
+        patterns: [
+          { group: nodeOnly, message: 'The renderer runs in a web page: no Node modules.' },
+          { regex: '(^|/)(core/(?!protocol/)|electron/)', message: 'The renderer sees core/protocol only (SalusApi and state types).' },
+        ],
+      }],
+    },
+  },
 );

@@ -27,6 +27,9 @@ export interface SessionHost {
   log(message: string): void;
 }
 
+/** Commands that only let go of things: they still belong to the iteration before them. */
+const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel']);
+
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
 
@@ -39,6 +42,13 @@ export class Session {
   private closeSignal!: () => void;
   private readonly closedPromise = new Promise<void>((resolve) => { this.closeSignal = resolve; });
   private inIteration = false;
+  /**
+   * Inferred iterations end (for scheduling) at the sync point, but a job frees
+   * that iteration's buffers only after it has read its results, in its next
+   * batch. So the memory side of the iteration ends lazily: at the first command
+   * of a later batch that is not a release (destroy, unmap, label).
+   */
+  private memoryIterationOpen = false;
   private submittedInIteration = false;
   private iterationStartMs = 0;
   /** `sdk` once the job marks an iteration itself; inferred until then. */
@@ -84,9 +94,9 @@ export class Session {
       if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed) entry.obj.destroy();
     }
     this.table.clear();
-    if (this.inIteration) {
+    if (this.memoryIterationOpen) {
       this.inIteration = false;
-      this.memory.endIteration(this.jobId);
+      this.endMemoryIteration();
     }
     this.memory.release(this.jobId);
   }
@@ -102,6 +112,7 @@ export class Session {
     let endAfterBatch = false;
     for (const cmd of cmds) {
       if (this.closed) return;
+      if (this.memoryIterationOpen && !this.inIteration && !RELEASE_OPS.has(cmd.op)) this.endMemoryIteration();
       switch (cmd.op) {
         case 'iterationBegin':
           this.scopes.closeSegment();
@@ -143,6 +154,12 @@ export class Session {
     }
     this.scopes.closeSegment();
     if (endAfterBatch) await this.endIteration();
+    else if (this.memoryIterationOpen && !this.inIteration) this.endMemoryIteration();
+  }
+
+  private endMemoryIteration(): void {
+    this.memoryIterationOpen = false;
+    this.memory.endIteration(this.jobId);
   }
 
   /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
@@ -183,7 +200,9 @@ export class Session {
     const granted = this.host.acquireIteration().then(() => true, () => false);
     const ok = await Promise.race([granted, this.closedPromise.then(() => false)]);
     if (!ok || this.closed) return false;
+    if (this.memoryIterationOpen) this.endMemoryIteration();
     this.memory.beginIteration(this.jobId);
+    this.memoryIterationOpen = true;
     this.inIteration = true;
     this.submittedInIteration = false;
     this.iterationStartMs = performance.now();
@@ -195,7 +214,7 @@ export class Session {
     await Promise.race([this.device.queue.onSubmittedWorkDone(), this.closedPromise]);
     if (this.closed || !this.inIteration) return;
     this.inIteration = false;
-    this.memory.endIteration(this.jobId);
+    if (this.iterationSource === 'sdk') this.endMemoryIteration();
     this.host.finishIteration(performance.now() - this.iterationStartMs);
   }
 }

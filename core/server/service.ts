@@ -235,7 +235,10 @@ export class SalusService extends EventEmitter {
   }
 
   memoryMap(): MemoryMap {
-    return this.memory.snapshot();
+    const map = this.memory.snapshot();
+    // The scheduler knows who holds each lane now (a job's memory iteration can end later).
+    for (const lane of map.lanes) lane.running = this.scheduler.runningIn(lane.id);
+    return map;
   }
 
   policyInfo(): PolicyInfo {
