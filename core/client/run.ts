@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServiceConnection } from './connection.js';
 import type { JobHints } from '../protocol/state.js';
@@ -44,7 +44,7 @@ export async function runJob(options: RunOptions): Promise<number> {
   const env = {
     ...process.env,
     SALUS_SOCKET: options.socketPath,
-    SALUS_JOB_NAME: options.name ?? '',
+    SALUS_JOB_NAME: options.name ?? basename(file).replace(/\.[cm]?js$/, ''),
     SALUS_JOB_HINTS: JSON.stringify(options.hints),
   };
   const run = spawnAndWait(process.execPath, ['--import', PRELOAD, file, ...options.args], env);

@@ -20,6 +20,8 @@ export interface JobRecord {
   submittedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** When the job's connection closed (its memory returned), before its exit status is known. */
+  closedAt: number | null;
   error: string | null;
   laneId: string | null;
   /** Arrival order, for admission. */

@@ -92,7 +92,7 @@ export class SalusService extends EventEmitter {
     const hints: JobHints = hello.hints ?? {};
     const job: JobRecord = {
       id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
-      pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, error: null,
+      pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, closedAt: null, error: null,
       laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
       exitCode: null, killed: false, final: null, output: '',
     };
@@ -127,6 +127,7 @@ export class SalusService extends EventEmitter {
   /** The job's connection closed: everything it holds is returned now. */
   closeJob(job: JobRecord): void {
     job.peer = null;
+    job.closedAt ??= Date.now();
     if (FINAL_STATES.includes(job.state)) return;
     this.detach(job);
     if (job.killed) return this.finish(job, 'killed', 'killed');
@@ -155,6 +156,7 @@ export class SalusService extends EventEmitter {
     job.killed = true;
     job.peer?.send({ t: 'lost', reason: 'destroyed', message: 'the job was killed (salus kill)' });
     const peer = job.peer;
+    job.closedAt = Date.now();
     this.detach(job);
     this.finish(job, 'killed', 'killed');
     peer?.close();
@@ -378,7 +380,7 @@ export class SalusService extends EventEmitter {
     if (job.session || job.laneId) this.detach(job);
     job.state = state;
     job.error = state === 'killed' ? null : error;
-    job.finishedAt = Date.now();
+    job.finishedAt = job.closedAt ?? Date.now();
     this.log(`salus: ${job.id} ${state}${error && state !== 'killed' ? `: ${error}` : ''}`);
     this.markDirty('jobs');
     this.emit('jobFinished', job);

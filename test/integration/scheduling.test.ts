@@ -1,0 +1,126 @@
+/**
+ * The service end to end: real `salus serve`, real job processes through
+ * `salus run`, real WebGPU (SwiftShader here). Policies decide who finishes
+ * first; admission makes a job wait for memory, or refuses one that can never
+ * fit; a kill mid-iteration returns every byte while the other job carries on.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startService, ROOT, type TestService } from '../helpers/service.js';
+import { join } from 'node:path';
+
+const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
+const MiB = 1024 * 1024;
+
+function lastJson(stdout: string): any {
+  const lines = stdout.trim().split('\n').filter((l) => l.startsWith('{'));
+  return JSON.parse(lines[lines.length - 1]);
+}
+
+let service: TestService | null = null;
+afterEach(async () => {
+  await service?.stop();
+  service = null;
+});
+
+async function finishOrder(policy: string): Promise<string[]> {
+  service = await startService(['--memory', '256MiB', '--policy', policy]);
+  // ~15 ms iterations here: the long job runs ~2 s, long enough for the short one to arrive.
+  const long = service.startJob(['--name', 'long', '--iterations', '120', STEPS, '--', '--iterations', '120', '--work', '64']);
+  await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'long' && j.iterations.done >= 3));
+  const short = service.startJob(['--name', 'short', '--iterations', '5', STEPS, '--', '--iterations', '5', '--work', '64']);
+  const [a, b] = await Promise.all([long.done, short.done]);
+  const started = await service.json<any[]>(['jobs']);
+  // Both were alive together, or the order would say nothing about the policy.
+  expect(started.find((j) => j.name === 'short').startedAt).toBeLessThan(started.find((j) => j.name === 'long').finishedAt);
+  expect(a.code, a.stderr).toBe(0);
+  expect(b.code, b.stderr).toBe(0);
+  const jobs = await service.json<any[]>(['jobs']);
+  return [...jobs].sort((x, y) => x.finishedAt - y.finishedAt).map((j) => j.name);
+}
+
+describe('scheduling policies', () => {
+  it('FIFO finishes the job that came first before starting the next', async () => {
+    expect(await finishOrder('FIFO')).toEqual(['long', 'short']);
+  });
+
+  it('SRTF finishes a short job that came later before a long one', async () => {
+    expect(await finishOrder('SRTF')).toEqual(['short', 'long']);
+  });
+});
+
+describe('admission', () => {
+  it('a job that does not fit waits queued, then runs when memory frees', async () => {
+    service = await startService(['--memory', '64MiB', '--policy', 'PACK']);
+    const first = service.startJob(['--name', 'first', '--persistent', '32MiB', '--ephemeral', '1MiB', STEPS, '--',
+      '--iterations', '30', '--persistent', String(32 * MiB), '--ephemeral', String(MiB), '--work', '4']);
+    await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'first' && j.state === 'running'));
+    const second = service.startJob(['--name', 'second', '--persistent', '32MiB', '--ephemeral', '1MiB', STEPS, '--',
+      '--iterations', '3', '--persistent', String(32 * MiB), '--ephemeral', String(MiB), '--work', '4']);
+    const queued = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'second' && j.state === 'queued'));
+    expect(queued.lane).toBeNull();
+    const firstInfo = (await service.json<any[]>(['jobs'])).find((j) => j.name === 'first');
+    expect(firstInfo.state).toBe('running');
+    const [a, b] = await Promise.all([first.done, second.done]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    const jobs = await service.json<any[]>(['jobs']);
+    const byName = Object.fromEntries(jobs.map((j) => [j.name, j]));
+    expect(byName.second.startedAt).toBeGreaterThanOrEqual(byName.first.finishedAt);
+    expect(byName.second.state).toBe('done');
+  });
+
+  it('a job that could never fit is refused with a message saying so', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const job = service.startJob(['--name', 'huge', '--persistent', '100MiB', STEPS, '--', '--iterations', '1']);
+    const result = await job.done;
+    expect(result.code).not.toBe(0);
+    const [info] = await service.json<any[]>(['jobs']);
+    expect(info.state).toBe('failed');
+    expect(info.error).toMatch(/never fit|can never|cannot fit/i);
+    expect(result.stderr + result.stdout).toMatch(/64 MiB|64.00 MiB/);
+  });
+});
+
+describe('lifecycle', () => {
+  it('two jobs at once both get the results they get alone', async () => {
+    service = await startService(['--memory', '256MiB', '--policy', 'PACK']);
+    const args = (work: string) => [STEPS, '--', '--iterations', '8', '--work', work, '--ephemeral', String(MiB)];
+    const local = await service.cli(['run', '--local', ...args('24')]);
+    const localOther = await service.cli(['run', '--local', ...args('40')]);
+    const a = service.startJob(args('24'));
+    const b = service.startJob(args('40'));
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    expect(lastJson(ra.stdout).checksum).toBe(lastJson(local.stdout).checksum);
+    expect(lastJson(rb.stdout).checksum).toBe(lastJson(localOther.stdout).checksum);
+    expect(lastJson(ra.stdout).checksum).not.toBe(lastJson(rb.stdout).checksum);
+  });
+
+  it('a kill mid-iteration returns every byte at once; the other job finishes right', async () => {
+    service = await startService(['--memory', '256MiB', '--policy', 'PACK']);
+    const survivorArgs = [STEPS, '--', '--iterations', '20', '--work', '16', '--persistent', String(2 * MiB)];
+    const expected = lastJson((await service.cli(['run', '--local', ...survivorArgs])).stdout).checksum;
+    const victim = service.startJob(['--name', 'victim', STEPS, '--', '--iterations', '100000', '--work', '64',
+      '--persistent', String(8 * MiB), '--ephemeral', String(4 * MiB)]);
+    const survivor = service.startJob(['--name', 'survivor', ...survivorArgs]);
+    const info = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'victim' && j.iterations.done >= 2));
+    const before = await service.json<any>(['memory']);
+    expect(before.usedBytes).toBeGreaterThanOrEqual(8 * MiB);
+    const kill = await service.cli(['kill', info.id]);
+    expect(kill.code, kill.stderr).toBe(0);
+    const after = await service.json<any>(['memory']);
+    expect(after.jobs.find((j: any) => j.id === info.id)).toBeUndefined();
+    for (const lane of after.lanes) expect(lane.jobs).not.toContain(info.id);
+    const killed = (await service.json<any[]>(['jobs'])).find((j) => j.id === info.id);
+    expect(killed.state).toBe('killed');
+    const victimResult = await victim.done;
+    expect(victimResult.code).not.toBe(0);
+    const survivorResult = await survivor.done;
+    expect(survivorResult.code, survivorResult.stderr).toBe(0);
+    expect(lastJson(survivorResult.stdout).checksum).toBe(expected);
+    const end = await service.json<any>(['memory']);
+    expect(end.usedBytes).toBe(0);
+    expect(end.lanes).toEqual([]);
+  });
+});
