@@ -1,0 +1,133 @@
+/**
+ * Bad input gets a clear error and loses nothing: garbage and malformed frames
+ * on the socket, a wrong protocol version, a broken shader, an allocation past
+ * capacity, a job that throws mid-run. The service keeps serving, and a job
+ * running meanwhile finishes with the right result.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { startService, ROOT, type TestService } from '../helpers/service.js';
+import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
+
+const FIXTURES = join(ROOT, 'test/fixtures/jobs');
+let service: TestService | null = null;
+afterEach(async () => {
+  await service?.stop();
+  service = null;
+});
+
+function lastJson(stdout: string): any {
+  const lines = stdout.trim().split('\n').filter((l) => l.startsWith('{'));
+  return JSON.parse(lines[lines.length - 1]);
+}
+
+/** A raw socket that collects the frames the service answers. */
+async function raw(path: string): Promise<{ socket: Socket; frames: any[]; closed: Promise<void> }> {
+  const socket = connect(path);
+  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  const decoder = new FrameDecoder();
+  const frames: any[] = [];
+  socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => undefined);
+  return { socket, frames, closed };
+}
+
+function send(socket: Socket, header: unknown, payload: Uint8Array[] = []): void {
+  for (const chunk of encodeFrame(header, payload)) socket.write(chunk);
+}
+
+async function until<T>(fn: () => T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('bad input', () => {
+  it('garbage on the socket while a job runs: clear errors, the job finishes right', async () => {
+    service = await startService(['--memory', '128MiB']);
+    const args = [join(FIXTURES, 'steps.js'), '--', '--iterations', '30', '--work', '32'];
+    const expected = lastJson((await service.cli(['run', '--local', ...args])).stdout).checksum;
+    const job = service.startJob(args);
+    await service.waitForJobs((jobs) => jobs.find((j) => j.iterations.done >= 2));
+
+    // 1. A wrong protocol version: told why, then hung up on.
+    const old = await raw(service.socketPath);
+    send(old.socket, { t: 'hello', protocol: PROTOCOL_VERSION + 41, role: 'job' });
+    await old.closed;
+    expect(old.frames[0]).toMatchObject({ t: 'error' });
+    expect(old.frames[0].message).toMatch(/protocol/);
+
+    // 2. A header that is not JSON, then a message that is not a hello: errors, connection kept for the first.
+    const junk = await raw(service.socketPath);
+    const bad = new Uint8Array([12, 0, 0, 0, 8, 0, 0, 0, ...Buffer.from('{not json')]);
+    junk.socket.write(bad.subarray(0, 16));
+    await until(() => junk.frames.find((f) => f.t === 'error'));
+    expect(junk.frames[0].message).toMatch(/JSON/);
+    send(junk.socket, { t: 'batch', cmds: [] });
+    await junk.closed;
+    expect(junk.frames.map((f) => f.message).join(' ')).toMatch(/hello/);
+
+    // 3. A job that sends malformed commands, unknown ids and someone else's ids.
+    const rogue = await raw(service.socketPath);
+    send(rogue.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'rogue' });
+    await until(() => rogue.frames.find((f) => f.t === 'welcome'));
+    send(rogue.socket, { t: 'requestDevice', rid: 1 });
+    await until(() => rogue.frames.find((f) => f.t === 'reply' && f.rid === 1));
+    send(rogue.socket, { t: 'batch', cmds: [
+      { op: 'createBuffer', id: 1, size: -5, usage: 'lots' },
+      { op: 'noSuchOp', id: 2 },
+      { op: 'writeBuffer', id: 7, offset: 0, data: [0, 4] },
+      { op: 'submit', commandBuffers: [3] },
+      { op: 'mapAsync', rid: 2, id: 1, mode: 1, offset: 0 },
+    ] }, [new Uint8Array(4)]);
+    const mapReply = await until(() => rogue.frames.find((f) => f.t === 'reply' && f.rid === 2));
+    expect(mapReply.error.message).toMatch(/invalid|does not exist|malformed/i);
+    const uncaptured = rogue.frames.filter((f) => f.t === 'uncaptured').map((f) => f.error.message).join('\n');
+    expect(uncaptured).toMatch(/malformed command #0/);
+    expect(uncaptured).toMatch(/does not exist in this job/);
+
+    // 4. A frame longer than the limit: the stream cannot be trusted any more, so that connection alone is dropped.
+    const huge = await raw(service.socketPath);
+    huge.socket.write(new Uint8Array([0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0]));
+    await huge.closed;
+    expect(huge.frames[0].message).toMatch(/exceeds/);
+
+    const result = await job.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastJson(result.stdout).checksum).toBe(expected);
+    expect(service.process.exitCode).toBeNull();
+    const jobs = await service.json<any[]>(['jobs']);
+    expect(jobs.find((j) => j.name === 'steps').state).toBe('done');
+    rogue.socket.destroy();
+  });
+
+  it('a broken shader and an allocation past capacity are WebGPU errors of that job alone', async () => {
+    service = await startService(['--memory', '512MiB']);
+    const result = await service.cli(['run', join(FIXTURES, 'badShader.js')]);
+    expect(result.code, result.stderr).toBe(0);
+    const out = lastJson(result.stdout);
+    expect(out.errorClass).toBe('GPUValidationError');
+    expect(out.compilation).toContain('error');
+    expect(out.oomClass).toBe('GPUOutOfMemoryError');
+    expect(out.oomMessage).toMatch(/GiB|MiB/);
+    const memory = await service.json<any>(['memory']);
+    expect(memory.usedBytes).toBe(0);
+  });
+
+  it('a job that throws is failed with its exit code, and its memory returns', async () => {
+    service = await startService(['--memory', '128MiB']);
+    const result = await service.cli(['run', join(FIXTURES, 'throws.js')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/job bug/);
+    const [job] = await service.waitForJobs((jobs) => jobs.every((j) => j.state === 'failed') && jobs);
+    expect(job.error).toMatch(/code 1/);
+    expect((await service.json<any>(['memory'])).usedBytes).toBe(0);
+  });
+});
