@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../../../core/protocol/frames.js';
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.byteLength; }
+  return out;
+}
+
+describe('frames', () => {
+  it('round-trips a header and a payload given in parts', () => {
+    const payload = [new Uint8Array([1, 2, 3]), new Uint8Array([4, 5])];
+    const [frame] = new FrameDecoder().push(concat(encodeFrame({ t: 'batch', n: 1 }, payload)));
+    expect(frame.header).toEqual({ t: 'batch', n: 1 });
+    expect([...frame.payload]).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('reassembles frames split at every byte, and several frames in one chunk', () => {
+    const bytes = concat([
+      ...encodeFrame({ a: 1 }, [new Uint8Array(300).fill(7)]),
+      ...encodeFrame({ b: 'ü' }),
+      ...encodeFrame({ c: [1, 2] }, [new Uint8Array([9])]),
+    ]);
+    const byteWise = new FrameDecoder();
+    const frames = [];
+    for (let i = 0; i < bytes.byteLength; i++) frames.push(...byteWise.push(bytes.subarray(i, i + 1)));
+    expect(frames.map((f) => f.header)).toEqual([{ a: 1 }, { b: 'ü' }, { c: [1, 2] }]);
+    expect(frames[0].payload.every((x) => x === 7)).toBe(true);
+    expect(frames[0].payload.byteLength).toBe(300);
+    expect(byteWise.pendingBytes).toBe(0);
+    const whole = new FrameDecoder().push(bytes);
+    expect(whole.map((f) => f.header)).toEqual(frames.map((f) => f.header));
+  });
+
+  it('reports a header that is not JSON as an Error in place of the header, and keeps framing', () => {
+    const text = new TextEncoder().encode('{oops');
+    const bad = new Uint8Array(8 + text.byteLength);
+    new DataView(bad.buffer).setUint32(0, 4 + text.byteLength, true);
+    new DataView(bad.buffer).setUint32(4, text.byteLength, true);
+    bad.set(text, 8);
+    const frames = new FrameDecoder().push(concat([bad, ...encodeFrame({ ok: true })]));
+    expect(frames[0].header).toBeInstanceOf(Error);
+    expect(frames[1].header).toEqual({ ok: true });
+  });
+
+  it('throws FrameError on a length past the limit or a header longer than its frame', () => {
+    const big = new Uint8Array(8);
+    new DataView(big.buffer).setUint32(0, 1024, true);
+    expect(() => new FrameDecoder(512).push(big)).toThrow(FrameError);
+    const inconsistent = new Uint8Array(8);
+    new DataView(inconsistent.buffer).setUint32(0, 8, true);
+    new DataView(inconsistent.buffer).setUint32(4, 100, true);
+    expect(() => new FrameDecoder().push(inconsistent)).toThrow(/does not fit/);
+    expect(() => encodeFrame({}, [new Uint8Array(0), { byteLength: MAX_FRAME_BYTES } as Uint8Array])).toThrow(FrameError);
+  });
+});
