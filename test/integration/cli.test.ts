@@ -1,0 +1,72 @@
+/** The `salus` CLI against a real service: policy changes, pause and resume, and its errors. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { startService, ROOT, SALUS_BIN, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+beforeAll(async () => { service = await startService(['--memory', '128MiB', '--policy', 'fifo']); });
+afterAll(async () => { await service?.stop(); });
+
+describe('salus policy', () => {
+  it('shows the policy as {name, params, knobs} and changes it live', async () => {
+    const initial = await service.json<any>(['policy']);
+    expect(initial.name).toBe('FIFO');
+    expect(initial.params).toMatchObject({ workConserving: false, maxLanes: 1 });
+    expect(initial.knobs.map((k: any) => k.key)).toContain('holdMs');
+    const changed = await service.json<any>(['policy', 'srtf', '--set', 'holdMs=120', '--set', 'workConserving=on']);
+    expect(changed).toMatchObject({ name: 'SRTF', params: { holdMs: 120, workConserving: true } });
+    expect((await service.json<any>(['policy'])).params.holdMs).toBe(120);
+    const text = await service.cli(['policy']);
+    expect(text.stdout).toMatch(/policy SRTF/);
+    expect(text.stdout).toMatch(/holdMs = 120/);
+  });
+
+  it('rejects an unknown knob, a bad value and an unknown policy with a message that helps', async () => {
+    const unknown = await service.cli(['policy', '--set', 'speed=11']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/holdMs/);
+    const range = await service.cli(['policy', '--set', 'holdMs=-5']);
+    expect(range.code).toBe(1);
+    expect(range.stderr).toMatch(/holdMs/);
+    const name = await service.cli(['policy', 'LOTTERY']);
+    expect(name.code).toBe(1);
+    expect(name.stderr).toMatch(/FIFO/);
+  });
+});
+
+describe('job control', () => {
+  it('pause stops a job between iterations, resume lets it go on, kill ends it', async () => {
+    const job = service.startJob(['--name', 'pausable', join(ROOT, 'test/fixtures/jobs/steps.js'), '--', '--iterations', '100000', '--work', '4']);
+    const running = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'pausable' && j.iterations.done >= 3));
+    expect((await service.cli(['pause', running.id])).code).toBe(0);
+    const paused = await service.waitForJobs((jobs) => jobs.find((j) => j.id === running.id && j.state === 'paused'));
+    await new Promise((r) => setTimeout(r, 300));
+    const a = (await service.json<any[]>(['jobs'])).find((j) => j.id === running.id).iterations.done;
+    await new Promise((r) => setTimeout(r, 500));
+    const b = (await service.json<any[]>(['jobs'])).find((j) => j.id === running.id).iterations.done;
+    expect(b).toBe(a);
+    expect(paused.state).toBe('paused');
+    const again = await service.cli(['pause', running.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/only a running job/);
+    expect((await service.cli(['resume', running.id])).code).toBe(0);
+    await service.waitForJobs((jobs) => jobs.find((j) => j.id === running.id && j.iterations.done > b + 2));
+    expect((await service.cli(['kill', running.id])).code).toBe(0);
+    const result = await job.done;
+    expect(result.code).not.toBe(0);
+    expect((await service.json<any[]>(['jobs'])).find((j) => j.id === running.id).state).toBe('killed');
+  });
+
+  it('says what to do for an unknown job, an unknown command and a missing service', async () => {
+    const missing = await service.cli(['kill', 'job-999']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no job 'job-999'/);
+    const unknown = await service.cli(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/usage: salus/);
+    const nothing = spawnSync(process.execPath, [SALUS_BIN, 'jobs', '--socket', join(service.dir, 'nowhere.sock')], { encoding: 'utf8' });
+    expect(nothing.status).toBe(1);
+    expect(nothing.stderr).toMatch(/no Salus service is listening at .*salus serve/);
+  });
+});
