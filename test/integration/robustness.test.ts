@@ -130,4 +130,22 @@ describe('bad input', () => {
     expect(job.error).toMatch(/code 1/);
     expect((await service.json<any>(['memory'])).usedBytes).toBe(0);
   });
+
+  it('a job process killed from outside mid-iteration is failed and every byte returns', async () => {
+    service = await startService(['--memory', '128MiB', '--policy', 'PACK']);
+    const job = service.startJob(['--name', 'doomed', join(FIXTURES, 'steps.js'), '--', '--iterations', '100000', '--work', '16',
+      '--persistent', String(4 << 20), '--ephemeral', String(1 << 20)]);
+    const info = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'doomed' && j.iterations.done >= 2));
+    expect((await service.json<any>(['memory'])).usedBytes).toBeGreaterThan(4 << 20);
+    process.kill(info.pid, 'SIGKILL');
+    const failed = await service.waitForJobs((jobs) => jobs.find((j) => j.id === info.id && j.state === 'failed'));
+    expect(failed.error).toMatch(/SIGKILL|code/);
+    const memory = await service.json<any>(['memory']);
+    expect(memory.usedBytes).toBe(0);
+    expect(memory.lanes).toEqual([]);
+    await job.done;
+    // The service still serves: a fresh job runs to completion.
+    const next = await service.cli(['run', join(FIXTURES, 'steps.js'), '--', '--iterations', '3']);
+    expect(next.code, next.stderr).toBe(0);
+  });
 });
