@@ -1,0 +1,78 @@
+/**
+ * The narrow slice of the GPU the memory manager uses: create a buffer, zero a
+ * prefix of one. Tests wrap a real device's allocator to count creates and destroys.
+ */
+
+/** WebGPU's GPUBufferUsage bits (fixed by the spec), so this folder needs no WebGPU globals installed. */
+export const BufferUsage = {
+  MAP_READ: 0x0001,
+  MAP_WRITE: 0x0002,
+  COPY_SRC: 0x0004,
+  COPY_DST: 0x0008,
+  INDEX: 0x0010,
+  VERTEX: 0x0020,
+  UNIFORM: 0x0040,
+  STORAGE: 0x0080,
+  INDIRECT: 0x0100,
+  QUERY_RESOLVE: 0x0200,
+} as const;
+
+/** Every usage bit WebGPU defines; anything else makes createBuffer fail validation. */
+export const ALL_USAGE_BITS = Object.values(BufferUsage).reduce((all, bit) => all | bit, 0);
+
+/** What createBuffer takes (GPUBufferDescriptor's fields the service passes through). */
+export interface BufferDescriptor {
+  size: number;
+  usage: number;
+  label?: string;
+  mappedAtCreation?: boolean;
+}
+
+/** Creates and zeroes buffers on the shared device. */
+export interface BufferAllocator {
+  /** Creates a buffer exactly as described; validation errors surface in the caller's error scope. */
+  createBuffer(descriptor: BufferDescriptor): GPUBuffer;
+  /** Zeroes bytes [0, sizeBytes) of buffer, ordered on the device queue (encoder.clearBuffer + submit). */
+  clearBuffer(buffer: GPUBuffer, sizeBytes: number): void;
+  /** The device's maxBufferSize; pooled buffers are never rounded up past it. Unlimited when absent. */
+  readonly maxBufferSizeBytes?: number;
+}
+
+/**
+ * The allocator over a real device. `clearBuffer` rounds sizeBytes up to a multiple
+ * of 4 (clearBuffer's alignment), capped at the buffer's size, and does nothing for 0.
+ * Because the clear is submitted on the device's one queue, it runs after every
+ * command already submitted that uses the buffer and before any submitted later.
+ */
+export function deviceAllocator(device: GPUDevice): BufferAllocator {
+  return {
+    maxBufferSizeBytes: device.limits.maxBufferSize,
+    createBuffer(descriptor) {
+      return device.createBuffer(descriptor);
+    },
+    clearBuffer(buffer, sizeBytes) {
+      const clearBytes = Math.min(Math.ceil(sizeBytes / 4) * 4, buffer.size);
+      if (clearBytes <= 0) return;
+      const encoder = device.createCommandEncoder({ label: 'salus: zero a reused pool buffer' });
+      encoder.clearBuffer(buffer, 0, clearBytes);
+      device.queue.submit([encoder.finish()]);
+    },
+  };
+}
+
+/**
+ * Whether a buffer with this descriptor may live in a lane's pool: it can be zeroed
+ * (COPY_DST), is never mapped (no MAP_READ, MAP_WRITE, mappedAtCreation), has only
+ * valid usage bits and a non-zero size.
+ */
+export function isPoolable(descriptor: BufferDescriptor): boolean {
+  const { usage, size } = descriptor;
+  return (
+    Number.isInteger(usage) &&
+    (usage & ~ALL_USAGE_BITS) === 0 &&
+    (usage & BufferUsage.COPY_DST) !== 0 &&
+    (usage & (BufferUsage.MAP_READ | BufferUsage.MAP_WRITE)) === 0 &&
+    !descriptor.mappedAtCreation &&
+    size > 0
+  );
+}

@@ -1,0 +1,322 @@
+/**
+ * The memory manager: the facade the executor calls for every buffer a job creates
+ * or destroys on the shared device, and for admission. It keeps every admitted
+ * job's persistent memory resident and serves per-iteration memory from the job's
+ * lane (SALUS-NOTES, "Admission and lanes"; DESIGN.md decisions 2–4).
+ */
+import { planAdmission, invalidHints, paddedPersistentBytes, type LaneView } from './admission.js';
+import { isPoolable, type BufferAllocator, type BufferDescriptor } from './allocator.js';
+import { setLabel, type RealBuffer } from './bufferPool.js';
+import { Ledger } from './ledger.js';
+import { LaneTable, type Lane } from './lanes.js';
+import { formatBytes } from './size.js';
+import type { AllocResult, BufferLease, MemoryManager } from './types.js';
+
+export type { AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot } from './types.js';
+
+interface LeaseRecord {
+  lease: BufferLease;
+  real: RealBuffer;
+  /** Freed by the job inside its iteration; returns to the pool at the iteration's end. */
+  freed: boolean;
+}
+
+interface JobRecord {
+  id: string;
+  declaredEphemeralBytes: number;
+  laneId: string;
+  inIteration: boolean;
+  iterationsDone: number;
+  /** Largest (peak − survivors) of finished iterations. */
+  observedPeakBytes: number;
+  /** Largest lane bytes held at once in the running iteration, freed-but-pooled buffers included. */
+  iterationPeakBytes: number;
+  leases: Map<number, LeaseRecord>;
+}
+
+const oom = (message: string): AllocResult => ({ ok: false, message, errorType: 'out-of-memory' });
+const invalid = (message: string): AllocResult => ({ ok: false, message, errorType: 'validation' });
+
+/**
+ * Creates a manager over `allocator` with `capacityBytes` to hand out. Every buffer it
+ * creates is labelled with the job that holds it.
+ */
+export function createMemoryManager(options: { capacityBytes: number; capacitySource: string; allocator: BufferAllocator }): MemoryManager {
+  const { capacityBytes, capacitySource, allocator } = options;
+  const ledger = new Ledger();
+  let bufferCount = 0;
+  let leaseCount = 0;
+  let changeCount = 0;
+  const nextBufferId = () => ++bufferCount;
+  const lanes = new LaneTable({ allocator, ledger, nextBufferId });
+  const jobs = new Map<string, JobRecord>();
+  const leases = new Map<number, LeaseRecord>();
+
+  const unreservedBytes = () => capacityBytes - ledger.committedBytes();
+  const needOf = (job: JobRecord) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
+
+  function minSizeBytes(lane: Lane): number {
+    let bytes = lanes.lentBytes(lane.id);
+    for (const jobId of lane.jobs) bytes = Math.max(bytes, needOf(jobs.get(jobId)!));
+    return bytes;
+  }
+
+  function laneViews(): LaneView[] {
+    return lanes.list().map((lane) => ({ id: lane.id, sizeBytes: lanes.sizeBytes(lane.id), minSizeBytes: minSizeBytes(lane) }));
+  }
+
+  /** Shrinks lanes (but exceptLaneId) toward their need, most slack first, until bytesNeeded are unreserved again. */
+  function reclaim(bytesNeeded: number, exceptLaneId: string | null): void {
+    let remaining = bytesNeeded;
+    const views = laneViews()
+      .filter((view) => view.id !== exceptLaneId)
+      .sort((a, b) => b.sizeBytes - b.minSizeBytes - (a.sizeBytes - a.minSizeBytes));
+    for (const view of views) {
+      const shrink = Math.min(view.sizeBytes - view.minSizeBytes, remaining);
+      if (remaining <= 0 || shrink <= 0) break;
+      lanes.resize(view.id, view.sizeBytes - shrink);
+      remaining -= shrink;
+    }
+  }
+
+  function lend(job: JobRecord, real: RealBuffer, sizeBytes: number, kind: BufferLease['kind']): AllocResult {
+    const lease: BufferLease = {
+      id: ++leaseCount,
+      jobId: job.id,
+      buffer: real.buffer,
+      sizeBytes,
+      realSizeBytes: real.sizeBytes,
+      usage: real.usage,
+      pooled: real.pooled,
+      kind,
+      laneId: kind === 'ephemeral' ? job.laneId : null,
+    };
+    const record: LeaseRecord = { lease, real, freed: false };
+    leases.set(lease.id, record);
+    job.leases.set(lease.id, record);
+    if (kind === 'ephemeral') job.iterationPeakBytes = Math.max(job.iterationPeakBytes, ledger.ephemeralBytes(job.id));
+    return { ok: true, lease };
+  }
+
+  function createUnpooled(job: JobRecord, descriptor: BufferDescriptor, kind: BufferLease['kind']): AllocResult {
+    const buffer = allocator.createBuffer({ ...descriptor, label: `${job.id}: ${descriptor.label ?? 'buffer'}` });
+    const real: RealBuffer = { id: nextBufferId(), buffer, sizeBytes: descriptor.size, usage: descriptor.usage, pooled: false };
+    const laneId = kind === 'ephemeral' ? job.laneId : null;
+    ledger.record({ bufferId: real.id, sizeBytes: real.sizeBytes, pooled: false, state: kind, jobId: job.id, laneId });
+    return lend(job, real, descriptor.size, kind);
+  }
+
+  function allocatePersistent(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
+    const heldBytes = ledger.persistentBytes(job.id);
+    const shareBytes = ledger.declaredShareBytes(job.id);
+    const beyondBytes = heldBytes + descriptor.size - ledger.reservedPersistentBytes(job.id);
+    if (beyondBytes > unreservedBytes()) reclaim(beyondBytes - unreservedBytes(), null);
+    if (beyondBytes > unreservedBytes()) {
+      return oom(
+        `out of memory: job ${job.id} asked for ${formatBytes(descriptor.size)} of persistent memory; its share is ` +
+          `${formatBytes(shareBytes)} (declared + 10%), it holds ${formatBytes(heldBytes)}, and only ` +
+          `${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free`,
+      );
+    }
+    return createUnpooled(job, descriptor, 'persistent');
+  }
+
+  function allocateEphemeral(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
+    const lane = lanes.get(job.laneId)!;
+    const label = `${job.id}: ${descriptor.label ?? 'buffer'} (${lane.id})`;
+    const classBytes = isPoolable(descriptor) ? lane.pool.classSizeFor(descriptor.size) : null;
+    if (classBytes !== null) {
+      const reused = lane.pool.reuse(job.id, descriptor.usage, descriptor.size, label);
+      if (reused) return lend(job, reused, descriptor.size, 'ephemeral');
+    }
+    const realBytes = classBytes ?? descriptor.size;
+    const growBytes = lanes.makeRoom(lane.id, realBytes);
+    if (growBytes > 0) {
+      if (growBytes > unreservedBytes()) reclaim(growBytes - unreservedBytes(), lane.id);
+      if (growBytes > unreservedBytes()) {
+        return oom(
+          `out of memory: job ${job.id}'s iteration asked for ${formatBytes(descriptor.size)} in ${lane.id} ` +
+            `(size ${formatBytes(lanes.sizeBytes(lane.id))}, ${formatBytes(lanes.lentBytes(lane.id))} held by iterations) ` +
+            `and only ${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free to grow it`,
+        );
+      }
+    }
+    const result =
+      classBytes === null
+        ? createUnpooled(job, descriptor, 'ephemeral')
+        : lend(job, lane.pool.create(job.id, descriptor.usage, descriptor.size, label), descriptor.size, 'ephemeral');
+    // Grown only once the buffer exists, so a createBuffer that throws leaves the lane as it was.
+    if (growBytes > 0) ledger.setLaneSize(lane.id, lanes.sizeBytes(lane.id) + growBytes);
+    return result;
+  }
+
+  function destroyLease(record: LeaseRecord): void {
+    const { lease, real } = record;
+    leases.delete(lease.id);
+    jobs.get(lease.jobId)?.leases.delete(lease.id);
+    const lane = lease.kind === 'ephemeral' && real.pooled ? lanes.get(lease.laneId!) : undefined;
+    if (lane) {
+      lane.pool.destroy(real);
+    } else {
+      real.buffer.destroy();
+      ledger.remove(real.id);
+    }
+  }
+
+  return {
+    capacityBytes,
+    capacitySource,
+
+    get version() {
+      return ledger.revision + changeCount;
+    },
+
+    admit(request, admission) {
+      const existing = jobs.get(request.jobId);
+      if (existing) return { kind: 'admitted', laneId: existing.laneId };
+      if (typeof request.jobId !== 'string' || request.jobId === '') return { kind: 'refused', reason: 'a job needs a non-empty id' };
+      const problem = invalidHints(request);
+      if (problem) return { kind: 'refused', reason: problem };
+      const persistentBytes = request.persistentBytes ?? 0;
+      const ephemeralBytes = request.ephemeralBytes ?? 0;
+      const plan = planAdmission({
+        capacityBytes,
+        capacitySource,
+        committedBytes: ledger.committedBytes(),
+        lanes: laneViews(),
+        maxLanes: admission.maxLanes,
+        persistentBytes,
+        ephemeralBytes,
+      });
+      if (plan.kind === 'wait' || plan.kind === 'refused') return { kind: plan.kind, reason: plan.reason };
+      for (const resize of plan.resizes) lanes.resize(resize.laneId, resize.sizeBytes);
+      const lane = plan.kind === 'new-lane' ? lanes.create(plan.laneSizeBytes) : lanes.get(plan.laneId)!;
+      lane.jobs.add(request.jobId);
+      jobs.set(request.jobId, {
+        id: request.jobId,
+        declaredEphemeralBytes: ephemeralBytes,
+        laneId: lane.id,
+        inIteration: false,
+        iterationsDone: 0,
+        observedPeakBytes: 0,
+        iterationPeakBytes: 0,
+        leases: new Map(),
+      });
+      ledger.addJob(request.jobId, paddedPersistentBytes(persistentBytes));
+      changeCount += 1;
+      return { kind: 'admitted', laneId: lane.id };
+    },
+
+    release(jobId) {
+      const job = jobs.get(jobId);
+      if (!job) return;
+      for (const record of [...job.leases.values()]) destroyLease(record);
+      const lane = lanes.get(job.laneId)!;
+      lane.jobs.delete(jobId);
+      lane.running.delete(jobId);
+      if (lane.jobs.size === 0) lanes.delete(lane.id);
+      jobs.delete(jobId);
+      ledger.removeJob(jobId);
+      changeCount += 1;
+    },
+
+    allocate(jobId, descriptor) {
+      const job = jobs.get(jobId);
+      if (!job) return invalid(`job ${jobId} is not admitted, so it cannot create buffers`);
+      const { size, usage } = descriptor ?? ({} as BufferDescriptor);
+      if (!Number.isSafeInteger(size) || size < 0) return invalid(`buffer size ${String(size)} is not a whole number of bytes`);
+      if (!Number.isInteger(usage) || usage < 0) return invalid(`buffer usage ${String(usage)} is not a set of GPUBufferUsage flags`);
+      try {
+        return job.inIteration ? allocateEphemeral(job, descriptor) : allocatePersistent(job, descriptor);
+      } catch (error) {
+        return invalid(`createBuffer failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    },
+
+    free(lease, freeOptions) {
+      const record = leases.get(lease.id);
+      if (!record) return;
+      if (record.lease.kind === 'ephemeral' && record.real.pooled && !freeOptions?.discard) {
+        if (!record.freed) setLabel(record.real.buffer, `salus: freed by ${lease.jobId}, pooled in ${lease.laneId}`);
+        record.freed = true;
+        return;
+      }
+      destroyLease(record);
+    },
+
+    beginIteration(jobId) {
+      const job = jobs.get(jobId);
+      if (!job || job.inIteration) return;
+      job.inIteration = true;
+      job.iterationPeakBytes = 0;
+      lanes.get(job.laneId)!.running.add(jobId);
+      changeCount += 1;
+    },
+
+    endIteration(jobId) {
+      const job = jobs.get(jobId);
+      if (!job || !job.inIteration) return;
+      const lane = lanes.get(job.laneId)!;
+      let survivorBytes = 0;
+      for (const record of [...job.leases.values()]) {
+        if (record.lease.kind !== 'ephemeral') continue;
+        if (record.freed) {
+          leases.delete(record.lease.id);
+          job.leases.delete(record.lease.id);
+          lane.pool.giveBack(record.real);
+          continue;
+        }
+        // Still alive at the iteration's end: it is model state after all (e.g. lazily created weights).
+        if (record.real.pooled) lane.pool.detach(record.real);
+        ledger.move(record.real.id, { state: 'persistent', jobId, laneId: null });
+        record.lease.kind = 'persistent';
+        record.lease.laneId = null;
+        survivorBytes += record.real.sizeBytes;
+      }
+      job.observedPeakBytes = Math.max(job.observedPeakBytes, job.iterationPeakBytes - survivorBytes);
+      job.iterationsDone += 1;
+      job.inIteration = false;
+      lane.running.delete(jobId);
+      changeCount += 1;
+      if (unreservedBytes() < 0) reclaim(-unreservedBytes(), null);
+    },
+
+    usage(jobId) {
+      const job = jobs.get(jobId);
+      if (!job) return { persistentBytes: 0, ephemeralPeakBytes: 0 };
+      return { persistentBytes: ledger.persistentBytes(jobId), ephemeralPeakBytes: needOf(job) };
+    },
+
+    laneOf(jobId) {
+      return jobs.get(jobId)?.laneId ?? null;
+    },
+
+    snapshot() {
+      const usedBytes = ledger.usedBytes();
+      return {
+        capacityBytes,
+        usedBytes,
+        freeBytes: capacityBytes - usedBytes,
+        committedBytes: ledger.committedBytes(),
+        capacitySource,
+        jobs: [...jobs.values()].map((job) => ({
+          id: job.id,
+          persistentBytes: ledger.persistentBytes(job.id),
+          reservedPersistentBytes: ledger.reservedPersistentBytes(job.id),
+          lane: job.laneId,
+        })),
+        lanes: lanes.list().map((lane) => ({
+          id: lane.id,
+          sizeBytes: lanes.sizeBytes(lane.id),
+          pooledBytes: ledger.lanePooledBytes(lane.id),
+          jobs: [...lane.jobs],
+          running: lane.running.values().next().value ?? null,
+        })),
+      };
+    },
+
+    liveBuffers() {
+      return ledger.liveBuffers();
+    },
+  };
+}

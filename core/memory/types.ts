@@ -1,0 +1,101 @@
+/**
+ * The memory manager's public contract: what the executor and the service see.
+ * Implemented by createMemoryManager in memoryManager.ts.
+ */
+import type { MemoryMap } from '../protocol/state.js';
+import type { BufferDescriptor } from './allocator.js';
+
+/**
+ * A buffer lent to a job. The manager owns the real buffer: the executor never calls
+ * `buffer.destroy()` itself but `free(lease)`, and it must refuse a job's commands
+ * that use a lease after freeing it (the real buffer may be lent to someone else).
+ */
+export interface BufferLease {
+  /** Unique within the manager. */
+  readonly id: number;
+  readonly jobId: string;
+  /** The real buffer (may be larger than sizeBytes when pooled). */
+  readonly buffer: GPUBuffer;
+  /** What the job asked for: bind, clear, copy and map with this size. */
+  readonly sizeBytes: number;
+  readonly realSizeBytes: number;
+  readonly usage: number;
+  readonly pooled: boolean;
+  kind: 'persistent' | 'ephemeral';
+  /** Set while ephemeral. */
+  laneId: string | null;
+}
+
+/** An allocation's outcome. On failure, `message` becomes a GPUOutOfMemoryError (or, for `validation`, a GPUValidationError) for that job alone. */
+export type AllocResult =
+  | { ok: true; lease: BufferLease }
+  | { ok: false; message: string; errorType: 'out-of-memory' | 'validation' };
+
+/** A job's declared needs (Salus's hints); both absent means "measure me". */
+export interface JobMemoryRequest {
+  jobId: string;
+  persistentBytes?: number;
+  ephemeralBytes?: number;
+}
+
+/** Admission's answer. `wait` may turn into `admitted` after a departure; `refused` never will. */
+export type AdmissionResult =
+  | { kind: 'admitted'; laneId: string }
+  | { kind: 'wait'; reason: string }
+  | { kind: 'refused'; reason: string };
+
+/** Policy inputs to admission. */
+export interface AdmissionOptions {
+  /** Lanes that may exist at once (values below 1 count as 1). */
+  maxLanes: number;
+}
+
+/** MemoryMap plus what admission reserves, for the panel and tests. */
+export interface MemorySnapshot extends MemoryMap {
+  /** Σ reservedPersistent(job) + Σ lane sizes: what admission compares with capacity. */
+  committedBytes: number;
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes: number; lane: string }>;
+}
+
+/** What the executor calls; see createMemoryManager. */
+export interface MemoryManager {
+  readonly capacityBytes: number;
+  readonly capacitySource: string;
+  /** Tries to place the job now; never queues by itself (the caller keeps the waiting list and retries after departures, in arrival order). Admitting an admitted job answers its lane. */
+  admit(request: JobMemoryRequest, options: AdmissionOptions): AdmissionResult;
+  /** The job is gone: destroy every buffer it holds, at once; leave its lane; free empty lanes. Idempotent. */
+  release(jobId: string): void;
+  /**
+   * Inside an iteration (begin..end) a buffer is ephemeral: served from the job's lane pool (poolable ones) or
+   * created fresh but counted in the lane; the lane evicts idle buffers, then grows if unreserved capacity allows
+   * (shrinking other lanes toward their need if that is what it takes), else { ok:false }. Outside, it is
+   * persistent: allowed while within the job's declared share, or past it when unreserved capacity is free; else
+   * { ok:false } with a message saying the job's share, what it asked for and what is free. Never throws.
+   */
+  allocate(jobId: string, descriptor: BufferDescriptor): AllocResult;
+  /**
+   * The job destroyed the buffer. Persistent: destroyed now. Ephemeral: a pooled buffer returns to the pool at the
+   * iteration's end (never reused before it), an unpooled one is destroyed now. `discard` destroys a pooled buffer
+   * too (use it when the buffer's creation raised an error). Idempotent.
+   */
+  free(lease: BufferLease, options?: { discard?: boolean }): void;
+  /** The job's iteration starts; its allocations are ephemeral until endIteration. Ignored when already inside one. */
+  beginIteration(jobId: string): void;
+  /** Returns freed ephemeral buffers to the pool; buffers created in the iteration and still alive become persistent (they leave the pool and the lane); records the iteration's ephemeral peak. */
+  endIteration(jobId: string): void;
+  /** Persistent bytes held now; the largest ephemeral peak of a finished iteration (the declared one before any finished). Zeros for an unknown job. */
+  usage(jobId: string): { persistentBytes: number; ephemeralPeakBytes: number };
+  /** The job's lane, or null when it is not admitted. */
+  laneOf(jobId: string): string | null;
+  /**
+   * The MemoryMap of core/protocol/state.ts; lanes[].running is the job now between beginIteration and
+   * endIteration in that lane. Invariant: usedBytes = Σ jobs.persistentBytes + Σ lanes.sizeBytes; freeBytes =
+   * capacity − used. freeBytes goes negative only when buffers that survived an iteration (now persistent) pushed
+   * the total past capacity and no lane had slack to give back; admission then waits until jobs leave.
+   */
+  snapshot(): MemorySnapshot;
+  /** Real buffers alive and their bytes (the ledger's totals); both 0 when no job is admitted. */
+  liveBuffers(): { count: number; bytes: number };
+  /** Increments on every change the snapshot would show, so the service pushes memory events only then. */
+  readonly version: number;
+}

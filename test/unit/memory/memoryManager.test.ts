@@ -1,0 +1,259 @@
+/**
+ * The memory manager on a real shared device (SwiftShader here): pooled reuse,
+ * zeroing between holders, survivors, out-of-memory isolation and full release.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { localNavigatorGpu } from '../../../core/executor/gpu.js';
+import { deviceAllocator } from '../../../core/memory/allocator.js';
+import { createMemoryManager, type AllocResult, type BufferLease, type MemoryManager } from '../../../core/memory/memoryManager.js';
+import { MAP_READ_COPY_DST, MiB, STORAGE_COPY, countingAllocator, type CountingAllocator } from './helpers.js';
+
+let gpu: GPU;
+let device: GPUDevice;
+let allocator: CountingAllocator;
+let manager: MemoryManager;
+
+beforeAll(async () => {
+  // Not openGpu(): it drops its `GPU` object, and once that is garbage-collected Dawn's
+  // instance is freed under pending mapAsync calls (a crash in InstanceBase::ProcessEvents).
+  // Holding the object for the whole file keeps the instance alive.
+  gpu = await localNavigatorGpu();
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) throw new Error('no WebGPU adapter (install chromium for SwiftShader)');
+  device = await adapter.requestDevice({ label: 'memory manager tests' });
+});
+
+afterAll(() => {
+  device?.destroy();
+});
+
+function makeManager(capacityBytes = 256 * MiB): MemoryManager {
+  allocator = countingAllocator(deviceAllocator(device));
+  manager = createMemoryManager({ capacityBytes, capacitySource: '--memory', allocator });
+  return manager;
+}
+
+beforeEach(() => {
+  device.pushErrorScope('validation');
+  device.pushErrorScope('out-of-memory');
+});
+
+afterEach(async () => {
+  for (const job of manager.snapshot().jobs) manager.release(job.id);
+  expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
+  expect(allocator.live()).toEqual([]);
+  expect(await device.popErrorScope()).toBeNull();
+  expect(await device.popErrorScope()).toBeNull();
+});
+
+function ok(result: AllocResult): BufferLease {
+  if (!result.ok) throw new Error(`expected an allocation, got: ${result.message}`);
+  return result.lease;
+}
+
+async function readBytes(buffer: GPUBuffer, sizeBytes: number): Promise<Uint8Array> {
+  const staging = device.createBuffer({ size: sizeBytes, usage: MAP_READ_COPY_DST, label: 'test readback' });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, 0, staging, 0, sizeBytes);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(0x0001);
+  const bytes = new Uint8Array(staging.getMappedRange().slice(0));
+  staging.destroy();
+  return bytes;
+}
+
+function checkInvariant(): void {
+  const map = manager.snapshot();
+  const persistent = map.jobs.reduce((sum, job) => sum + job.persistentBytes, 0);
+  const lanes = map.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0);
+  expect(map.usedBytes).toBe(persistent + lanes);
+  expect(map.freeBytes).toBe(map.capacityBytes - map.usedBytes);
+  for (const lane of map.lanes) expect(lane.pooledBytes).toBeLessThanOrEqual(lane.sizeBytes);
+}
+
+describe('lane pools', () => {
+  test('a freed buffer is reused only after the iteration ends, and reads back as zeros for the next job', async () => {
+    makeManager();
+    manager.admit({ jobId: 'a', ephemeralBytes: MiB }, { maxLanes: 1 });
+    manager.admit({ jobId: 'b', ephemeralBytes: MiB }, { maxLanes: 1 });
+
+    manager.beginIteration('a');
+    expect(manager.snapshot().lanes[0].running).toBe('a');
+    const first = ok(manager.allocate('a', { size: 1000, usage: STORAGE_COPY, label: 'activations' }));
+    expect(first).toMatchObject({ jobId: 'a', sizeBytes: 1000, realSizeBytes: 1024, pooled: true, kind: 'ephemeral', laneId: 'lane-1' });
+    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1000).fill(0xab));
+    expect((await readBytes(first.buffer, 1000)).every((byte) => byte === 0xab)).toBe(true);
+    manager.free(first);
+    expect(allocator.destroyed.has(first.buffer)).toBe(false); // pooled, not destroyed
+    // Same size class, same iteration: a fresh buffer, never the freed one.
+    const second = ok(manager.allocate('a', { size: 900, usage: STORAGE_COPY }));
+    expect(second.buffer).not.toBe(first.buffer);
+    manager.free(second);
+    manager.endIteration('a');
+    expect(manager.snapshot().lanes[0]).toMatchObject({ running: null, pooledBytes: 2048 });
+    expect(manager.usage('a').ephemeralPeakBytes).toBe(2048);
+
+    manager.beginIteration('b');
+    const created = allocator.created.length;
+    const reused = ok(manager.allocate('b', { size: 1000, usage: STORAGE_COPY }));
+    expect(allocator.created.length).toBe(created);
+    expect([first.buffer, second.buffer]).toContain(reused.buffer);
+    expect(reused).toMatchObject({ jobId: 'b', sizeBytes: 1000, realSizeBytes: 1024 });
+    expect(allocator.clears.at(-1)).toEqual({ buffer: reused.buffer, sizeBytes: 1000 });
+    const bytes = await readBytes(reused.buffer, 1000);
+    expect(bytes.every((byte) => byte === 0)).toBe(true);
+    // Another usage is another bucket: a new buffer.
+    const other = ok(manager.allocate('b', { size: 1000, usage: STORAGE_COPY | 0x0040 }));
+    expect([first.buffer, second.buffer]).not.toContain(other.buffer);
+    manager.free(reused);
+    manager.free(other);
+    manager.endIteration('b');
+    checkInvariant();
+  });
+
+  test('buffers still alive at the iteration end become persistent and leave the pool and the lane', () => {
+    makeManager();
+    manager.admit({ jobId: 'a', persistentBytes: 0, ephemeralBytes: 4 * MiB }, { maxLanes: 1 });
+    manager.beginIteration('a');
+    const scratch = ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY }));
+    const weights = ok(manager.allocate('a', { size: 3000, usage: STORAGE_COPY, label: 'lazy weights' }));
+    const staging = ok(manager.allocate('a', { size: 4096, usage: MAP_READ_COPY_DST }));
+    expect(staging.pooled).toBe(false);
+    manager.free(scratch);
+    manager.endIteration('a');
+
+    expect(weights).toMatchObject({ kind: 'persistent', laneId: null });
+    expect(staging).toMatchObject({ kind: 'persistent', laneId: null });
+    expect(manager.usage('a')).toEqual({ persistentBytes: 3072 + 4096, ephemeralPeakBytes: MiB });
+    const map = manager.snapshot();
+    expect(map.jobs).toEqual([{ id: 'a', persistentBytes: 3072 + 4096, reservedPersistentBytes: 3072 + 4096, lane: 'lane-1' }]);
+    expect(map.lanes[0].pooledBytes).toBe(MiB); // the scratch buffer, idle
+    checkInvariant();
+
+    // The survivor is not lent again, and freeing it destroys it at once.
+    manager.beginIteration('a');
+    const next = ok(manager.allocate('a', { size: 3000, usage: STORAGE_COPY }));
+    expect(next.buffer).not.toBe(weights.buffer);
+    manager.free(weights);
+    expect(allocator.destroyed.has(weights.buffer)).toBe(true);
+    manager.free(weights); // idempotent
+    manager.free(next);
+    manager.endIteration('a');
+    expect(manager.usage('a').persistentBytes).toBe(4096);
+  });
+
+  test('an unpooled ephemeral buffer counts in the lane and is destroyed when freed', () => {
+    makeManager();
+    manager.admit({ jobId: 'a', ephemeralBytes: 64 * 1024 }, { maxLanes: 1 });
+    manager.beginIteration('a');
+    const staging = ok(manager.allocate('a', { size: 10_000, usage: MAP_READ_COPY_DST }));
+    const mapped = ok(manager.allocate('a', { size: 4096, usage: STORAGE_COPY, mappedAtCreation: true }));
+    expect([staging.pooled, mapped.pooled]).toEqual([false, false]);
+    expect(staging.realSizeBytes).toBe(10_000);
+    mapped.buffer.unmap();
+    manager.free(staging);
+    manager.free(mapped);
+    expect(allocator.destroyed.has(staging.buffer) && allocator.destroyed.has(mapped.buffer)).toBe(true);
+    manager.endIteration('a');
+    expect(manager.snapshot().lanes[0].pooledBytes).toBe(0);
+    expect(manager.usage('a').ephemeralPeakBytes).toBe(14_096);
+  });
+
+  test('a full lane evicts idle buffers of other buckets before it grows', () => {
+    makeManager();
+    manager.admit({ jobId: 'a', ephemeralBytes: MiB }, { maxLanes: 1 });
+    const laneBytes = manager.snapshot().lanes[0].sizeBytes;
+    manager.beginIteration('a');
+    const big = ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY }));
+    manager.free(big);
+    manager.endIteration('a');
+    manager.beginIteration('a');
+    const other = ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY | 0x0010 }));
+    expect(allocator.destroyed.has(big.buffer)).toBe(true);
+    expect(manager.snapshot().lanes[0]).toMatchObject({ sizeBytes: laneBytes, pooledBytes: MiB });
+    manager.free(other);
+    manager.endIteration('a');
+  });
+});
+
+describe('limits', () => {
+  test('an allocation past capacity is an out-of-memory result for that job alone', async () => {
+    makeManager(64 * MiB);
+    manager.admit({ jobId: 'a', persistentBytes: 16 * MiB, ephemeralBytes: 0 }, { maxLanes: 4 });
+    manager.admit({ jobId: 'b' }, { maxLanes: 4 });
+    const weights = ok(manager.allocate('a', { size: 16 * MiB, usage: STORAGE_COPY }));
+    device.queue.writeBuffer(weights.buffer, 0, new Uint8Array(4096).fill(7));
+    const versionBefore = manager.version;
+
+    // a reserved 17.6 MiB; b has no share, so it may take the 46.4 MiB nobody reserved.
+    ok(manager.allocate('b', { size: 40 * MiB, usage: STORAGE_COPY }));
+    expect(manager.version).toBeGreaterThan(versionBefore);
+    const persistent = manager.allocate('b', { size: 10 * MiB, usage: STORAGE_COPY });
+    expect(persistent).toEqual({
+      ok: false,
+      errorType: 'out-of-memory',
+      message: 'out of memory: job b asked for 10 MiB of persistent memory; its share is 0 B (declared + 10%), it holds 40 MiB, and only 6.40 MiB of the GPU\'s 64 MiB is free',
+    });
+    manager.beginIteration('b');
+    const ephemeral = manager.allocate('b', { size: 8 * MiB, usage: STORAGE_COPY });
+    expect(ephemeral.ok).toBe(false);
+    expect(!ephemeral.ok && ephemeral.message).toMatch(/^out of memory: job b's iteration asked for 8 MiB in lane-2 \(size 0 B, 0 B held by iterations\) and only 6\.40 MiB/);
+    manager.endIteration('b');
+
+    // a is untouched: its buffer alive with its data, its share still usable.
+    expect(allocator.destroyed.has(weights.buffer)).toBe(false);
+    expect((await readBytes(weights.buffer, 4096)).every((byte) => byte === 7)).toBe(true);
+    expect(manager.usage('a').persistentBytes).toBe(16 * MiB);
+    ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY }));
+    checkInvariant();
+    expect(manager.snapshot().freeBytes).toBe(64 * MiB - 57 * MiB);
+  });
+
+  test('bad requests are answered, never thrown', () => {
+    makeManager();
+    manager.admit({ jobId: 'a' }, { maxLanes: 1 });
+    expect(manager.allocate('nobody', { size: 4, usage: STORAGE_COPY })).toMatchObject({ ok: false, errorType: 'validation' });
+    expect(manager.allocate('a', { size: -4, usage: STORAGE_COPY })).toMatchObject({ ok: false, message: 'buffer size -4 is not a whole number of bytes' });
+    expect(manager.allocate('a', { size: 1.5, usage: STORAGE_COPY })).toMatchObject({ ok: false, errorType: 'validation' });
+    expect(manager.allocate('a', { size: 4, usage: Number.NaN })).toMatchObject({ ok: false, errorType: 'validation' });
+    expect(manager.liveBuffers().count).toBe(0);
+  });
+});
+
+describe('release', () => {
+  test('returns every byte and destroys every real buffer, even mid-iteration', () => {
+    makeManager();
+    manager.admit({ jobId: 'a', persistentBytes: 8 * MiB, ephemeralBytes: 8000 * 1024 }, { maxLanes: 1 });
+    manager.admit({ jobId: 'b', persistentBytes: MiB, ephemeralBytes: 2 * MiB }, { maxLanes: 1 });
+    ok(manager.allocate('a', { size: 8 * MiB, usage: STORAGE_COPY }));
+    ok(manager.allocate('b', { size: MiB, usage: STORAGE_COPY }));
+    manager.beginIteration('a');
+    const idleLater = ok(manager.allocate('a', { size: 2 * MiB, usage: STORAGE_COPY }));
+    ok(manager.allocate('a', { size: 4096, usage: STORAGE_COPY })); // survives
+    manager.free(idleLater);
+    manager.endIteration('a');
+    manager.beginIteration('a');
+    ok(manager.allocate('a', { size: 3 * MiB, usage: STORAGE_COPY })); // lent when a goes
+    const freedPending = ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY }));
+    manager.free(freedPending);
+    ok(manager.allocate('a', { size: 1234, usage: MAP_READ_COPY_DST }));
+    checkInvariant();
+
+    const version = manager.version;
+    manager.release('a');
+    expect(manager.version).toBeGreaterThan(version);
+    expect(manager.laneOf('a')).toBeNull();
+    expect(manager.usage('a')).toEqual({ persistentBytes: 0, ephemeralPeakBytes: 0 });
+    // b keeps its buffer and the lane, with the idle 2 MiB buffer still pooled.
+    expect(manager.snapshot().lanes).toEqual([{ id: 'lane-1', sizeBytes: 8400 * 1024, pooledBytes: 2 * MiB, jobs: ['b'], running: null }]);
+    expect(allocator.live()).toHaveLength(2);
+    manager.free(freedPending); // after release: nothing happens
+    manager.release('a'); // idempotent
+
+    manager.release('b');
+    expect(allocator.live()).toEqual([]);
+    expect(allocator.destroyed.size).toBe(allocator.created.length);
+    expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
+    expect(manager.snapshot()).toMatchObject({ usedBytes: 0, freeBytes: 256 * MiB, committedBytes: 0, jobs: [], lanes: [] });
+  });
+});
