@@ -11,6 +11,7 @@ import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable } from './objects.js';
 import { replay, type ReplayContext } from './replay.js';
+import { IterationTimer } from './iterationTimer.js';
 
 /** What the session needs from the service around it. */
 export interface SessionHost {
@@ -51,6 +52,7 @@ export class Session {
   private memoryIterationOpen = false;
   private submittedInIteration = false;
   private iterationStartMs = 0;
+  private timer: IterationTimer | null | undefined;
   /** `sdk` once the job marks an iteration itself; inferred until then. */
   iterationSource: 'sdk' | 'inferred' = 'inferred';
 
@@ -94,6 +96,7 @@ export class Session {
       if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed) entry.obj.destroy();
     }
     this.table.clear();
+    this.timer?.destroy();
     if (this.memoryIterationOpen) {
       this.inIteration = false;
       this.endMemoryIteration();
@@ -206,15 +209,22 @@ export class Session {
     this.inIteration = true;
     this.submittedInIteration = false;
     this.iterationStartMs = performance.now();
+    if (this.timer === undefined) this.timer = IterationTimer.create(this.device);
+    this.timer?.begin();
     return true;
   }
 
-  /** Waits for the iteration's GPU work, then returns its ephemeral memory and frees the lane. */
+  /**
+   * Waits for the iteration's GPU work, then returns its ephemeral memory and frees
+   * the lane. The iteration's time is its GPU span from timestamp queries where the
+   * device has them, else wall time from grant to completion.
+   */
   private async endIteration(): Promise<void> {
-    await Promise.race([this.device.queue.onSubmittedWorkDone(), this.closedPromise]);
+    const measured = this.timer ? this.timer.end() : this.device.queue.onSubmittedWorkDone().then(() => null);
+    const gpuMs = await Promise.race([measured, this.closedPromise.then(() => null)]);
     if (this.closed || !this.inIteration) return;
     this.inIteration = false;
     if (this.iterationSource === 'sdk') this.endMemoryIteration();
-    this.host.finishIteration(performance.now() - this.iterationStartMs);
+    this.host.finishIteration(gpuMs ?? performance.now() - this.iterationStartMs);
   }
 }

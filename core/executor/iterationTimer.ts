@@ -1,0 +1,72 @@
+/**
+ * Measures an iteration's span on the GPU's own clock with timestamp queries:
+ * an empty compute pass writes a timestamp when the iteration starts, another
+ * when it ends, and the difference is read back once the iteration's work is
+ * done. Where the adapter has no `timestamp-query`, or a reading is unusable,
+ * callers fall back to wall time. The few bytes it uses belong to the service,
+ * not to any job's ledger.
+ */
+export class IterationTimer {
+  private readonly querySet: GPUQuerySet;
+  private readonly resolve: GPUBuffer;
+  private readonly readback: GPUBuffer;
+  private busy = false;
+
+  private constructor(private readonly device: GPUDevice) {
+    this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
+    this.resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC, label: 'salus iteration timer' });
+    this.readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'salus iteration timer readback' });
+  }
+
+  /** A timer for `device`, or null when the device cannot write timestamps. */
+  static create(device: GPUDevice): IterationTimer | null {
+    return device.features.has('timestamp-query') ? new IterationTimer(device) : null;
+  }
+
+  /** Marks the start of an iteration on the queue. */
+  begin(): void {
+    if (this.busy) return;
+    this.busy = true;
+    this.stamp({ querySet: this.querySet, beginningOfPassWriteIndex: 0 });
+  }
+
+  /**
+   * Marks the end, then resolves once all work so far is done, with the GPU span
+   * in milliseconds (null when it could not be measured).
+   */
+  async end(): Promise<number | null> {
+    if (!this.busy) return null;
+    this.device.pushErrorScope('validation');
+    const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
+    encoder.beginComputePass({ timestampWrites: { querySet: this.querySet, endOfPassWriteIndex: 1 } }).end();
+    encoder.resolveQuerySet(this.querySet, 0, 2, this.resolve, 0);
+    encoder.copyBufferToBuffer(this.resolve, 0, this.readback, 0, 16);
+    this.device.queue.submit([encoder.finish()]);
+    const error = this.device.popErrorScope();
+    try {
+      await this.readback.mapAsync(GPUMapMode.READ);
+      const [start, end] = new BigUint64Array(this.readback.getMappedRange());
+      this.readback.unmap();
+      if ((await error) || end <= start) return null;
+      return Number(end - start) / 1e6;
+    } catch {
+      return null;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  destroy(): void {
+    this.querySet.destroy();
+    this.resolve.destroy();
+    this.readback.destroy();
+  }
+
+  private stamp(timestampWrites: GPUComputePassTimestampWrites): void {
+    this.device.pushErrorScope('validation');
+    const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
+    encoder.beginComputePass({ timestampWrites }).end();
+    this.device.queue.submit([encoder.finish()]);
+    void this.device.popErrorScope();
+  }
+}
