@@ -58,8 +58,19 @@ const goodbye = (exitCode: number) => {
 };
 process.on('beforeExit', () => goodbye(typeof process.exitCode === 'number' ? process.exitCode : 0));
 process.on('exit', (code) => goodbye(code));
-connection.on('message', (message: { t: string; reason?: string; message?: string }) => {
+// Say on the terminal what the service decided about this job, so a queued job does not look hung.
+const jobId = connection.welcome.jobId ?? 'job';
+let wasQueued = false;
+connection.on('message', (message: { t: string; reason?: string; message?: string; state?: string }) => {
   if (message.t === 'lost' && message.reason === 'destroyed') {
     process.stderr.write(`salus: ${message.message ?? 'the service ended this job'}\n`);
+  } else if (message.t === 'state' && message.state === 'queued') {
+    wasQueued = true;
+    process.stderr.write(`salus: ${jobId} is queued: ${message.message ?? 'waiting for GPU memory'}\n`);
+  } else if (message.t === 'state' && message.state === 'running' && wasQueued) {
+    wasQueued = false;
+    process.stderr.write(`salus: ${jobId} admitted, running\n`);
+  } else if (message.t === 'state' && message.state === 'paused') {
+    process.stderr.write(`salus: ${jobId} paused (salus resume ${jobId})\n`);
   }
 });

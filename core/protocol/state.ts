@@ -74,7 +74,9 @@ export interface MemoryMap {
   freeBytes: number;
   /** Where capacityBytes came from, e.g. "--memory", "nvidia-smi", "default (software GPU)". */
   capacitySource: string;
-  jobs: Array<{ id: string; persistentBytes: number }>;
+  /** Σ reserved persistent (declared or actual, whichever is larger) + Σ lane sizes: what admission counts. */
+  committedBytes?: number;
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; lane?: string | null }>;
   lanes: LaneInfo[];
 }
 
