@@ -70,6 +70,8 @@ connection.on('message', (message: { t: string; reason?: string; message?: strin
   } else if (message.t === 'state' && message.state === 'running' && wasQueued) {
     wasQueued = false;
     process.stderr.write(`salus: ${jobId} admitted, running\n`);
+  } else if (message.t === 'state' && message.state === 'failed') {
+    process.stderr.write(`salus: ${jobId} refused: ${message.message ?? 'it cannot run on this service'}\n`);
   } else if (message.t === 'state' && message.state === 'paused') {
     process.stderr.write(`salus: ${jobId} paused (salus resume ${jobId})\n`);
   }

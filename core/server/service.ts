@@ -297,6 +297,7 @@ export class SalusService extends EventEmitter {
     };
     job.refuse = (reason) => {
       job.admit = job.refuse = null;
+      job.peer?.send({ t: 'state', state: 'failed', message: reason });
       job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } });
       this.finish(job, 'failed', reason);
     };
