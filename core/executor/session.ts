@@ -50,6 +50,8 @@ export class Session {
    * of a later batch that is not a release (destroy, unmap, label).
    */
   private memoryIterationOpen = false;
+  /** A granted iteration whose memory side starts at the job's next non-release command. */
+  private memoryBeginPending = false;
   private submittedInIteration = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
@@ -115,7 +117,7 @@ export class Session {
     let endAfterBatch = false;
     for (const cmd of cmds) {
       if (this.closed) return;
-      if (this.memoryIterationOpen && !this.inIteration && !RELEASE_OPS.has(cmd.op)) this.endMemoryIteration();
+      if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
       switch (cmd.op) {
         case 'iterationBegin':
           this.scopes.closeSegment();
@@ -165,6 +167,20 @@ export class Session {
     this.memory.endIteration(this.jobId);
   }
 
+  /**
+   * Brings the memory side of iterations in line with the scheduling side, at the
+   * first command that is not a release: the previous iteration's memory ends
+   * (after the job freed what it used), and a granted iteration's begins.
+   */
+  private syncMemoryIteration(): void {
+    if (this.memoryIterationOpen && (this.memoryBeginPending || !this.inIteration)) this.endMemoryIteration();
+    if (this.memoryBeginPending) {
+      this.memoryBeginPending = false;
+      this.memory.beginIteration(this.jobId);
+      this.memoryIterationOpen = true;
+    }
+  }
+
   /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
   private parse(rawCommands: unknown[]): Command[] {
     const cmds: Command[] = [];
@@ -203,9 +219,7 @@ export class Session {
     const granted = this.host.acquireIteration().then(() => true, () => false);
     const ok = await Promise.race([granted, this.closedPromise.then(() => false)]);
     if (!ok || this.closed) return false;
-    if (this.memoryIterationOpen) this.endMemoryIteration();
-    this.memory.beginIteration(this.jobId);
-    this.memoryIterationOpen = true;
+    this.memoryBeginPending = true;
     this.inIteration = true;
     this.submittedInIteration = false;
     this.iterationStartMs = performance.now();
@@ -224,7 +238,8 @@ export class Session {
     const gpuMs = await Promise.race([measured, this.closedPromise.then(() => null)]);
     if (this.closed || !this.inIteration) return;
     this.inIteration = false;
-    if (this.iterationSource === 'sdk') this.endMemoryIteration();
+    this.memoryBeginPending = false;
+    if (this.iterationSource === 'sdk' && this.memoryIterationOpen) this.endMemoryIteration();
     this.host.finishIteration(gpuMs ?? performance.now() - this.iterationStartMs);
   }
 }
