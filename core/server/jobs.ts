@@ -34,6 +34,8 @@ export interface JobRecord {
   /** Exit code from the job's goodbye or its launcher's report. */
   exitCode: number | null;
   killed: boolean;
+  /** How its iterations were marked, kept after the session ends. */
+  iterationSource: 'sdk' | 'inferred';
   /** Last stats kept after the scheduler forgets the job. */
   final: { itersDone: number; attainedMs: number; queuedMs: number; avgIterationMs: number | null; persistentBytes: number; ephemeralPeakBytes: number } | null;
   /** Captured output of jobs the service launched itself (bounded). */
@@ -77,6 +79,6 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
     queuedMs: stats?.queuedMs ?? 0,
     error: job.error,
     pid: job.pid,
-    iterationSource: job.session?.iterationSource ?? 'inferred',
+    iterationSource: job.session?.iterationSource ?? job.iterationSource,
   };
 }

@@ -94,7 +94,7 @@ export class SalusService extends EventEmitter {
       id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
       pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, closedAt: null, error: null,
       laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
-      exitCode: null, killed: false, final: null, output: '',
+      exitCode: null, killed: false, iterationSource: 'inferred', final: null, output: '',
     };
     this.jobs.set(id, job);
     this.log(`salus: ${id} '${job.name}' connected (pid ${job.pid ?? '?'})`);
@@ -357,6 +357,7 @@ export class SalusService extends EventEmitter {
   private detach(job: JobRecord): void {
     const live = this.liveStats(job);
     if (live) job.final = live;
+    if (job.session) job.iterationSource = job.session.iterationSource;
     const waitingAt = this.waiting.indexOf(job);
     if (waitingAt >= 0) this.waiting.splice(waitingAt, 1);
     this.waitReason.delete(job.id);

@@ -129,3 +129,41 @@ describe('lifecycle', () => {
     expect(end.lanes).toEqual([]);
   });
 });
+
+describe('memory accounting', () => {
+  it('counts weights as persistent and per-iteration buffers as ephemeral, exactly', async () => {
+    service = await startService(['--memory', '256MiB']);
+    for (const mode of [[], ['--sdk']]) {
+      const result = await service.cli(['run', '--name', `acct${mode.length}`, STEPS, '--', '--iterations', '3',
+        '--persistent', String(MiB), '--ephemeral', String(2 * MiB), '--work', '2', ...mode]);
+      expect(result.code, result.stderr).toBe(0);
+    }
+    const jobs = await service.json<any[]>(['jobs']);
+    for (const job of jobs) {
+      // weights + a 16-byte result + a 16-byte readback buffer
+      expect(job.memory.persistentBytes).toBe(MiB + 32);
+      expect(job.memory.ephemeralPeakBytes).toBe(2 * MiB);
+      expect(job.iterations.done).toBe(3);
+    }
+    expect(jobs.map((j) => j.iterationSource).sort()).toEqual(['inferred', 'sdk']);
+  });
+
+  it('two jobs sharing one lane need the larger ephemeral peak, not the sum', async () => {
+    service = await startService(['--memory', '256MiB', '--policy', 'FAIR']);
+    const args = (name: string) => ['--name', name, STEPS, '--', '--iterations', '12', '--ephemeral', String(2 * MiB), '--work', '2', '--sdk'];
+    const a = service.startJob(args('a'));
+    const b = service.startJob(args('b'));
+    const seen: number[] = [];
+    await service.waitForJobs((jobs) => jobs.length === 2 && jobs.every((j) => j.iterations.done >= 2));
+    while (seen.length < 10) {
+      const memory = await service.json<any>(['memory']);
+      if (memory.lanes.length === 1 && memory.lanes[0].jobs.length === 2) seen.push(memory.lanes[0].pooledBytes);
+      else break;
+    }
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    expect(seen.length).toBeGreaterThan(0);
+    for (const pooled of seen) expect(pooled).toBe(2 * MiB);
+  });
+});
