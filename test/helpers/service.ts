@@ -19,6 +19,13 @@ export function requireBuild(): void {
   }
 }
 
+/** The last JSON line a job printed (jobs print their results as JSON lines). */
+export function lastJson(stdout: string): any {
+  const lines = stdout.trim().split('\n').filter((line) => line.startsWith('{'));
+  if (lines.length === 0) throw new Error(`no JSON line in the job's output:\n${stdout.slice(-2000)}`);
+  return JSON.parse(lines[lines.length - 1]);
+}
+
 export interface RunResult {
   code: number | null;
   stdout: string;

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { startService, ROOT, type TestService } from '../helpers/service.js';
+import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
 import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
@@ -18,10 +18,6 @@ afterEach(async () => {
   service = null;
 });
 
-function lastJson(stdout: string): any {
-  const lines = stdout.trim().split('\n').filter((l) => l.startsWith('{'));
-  return JSON.parse(lines[lines.length - 1]);
-}
 
 /** A raw socket that collects the frames the service answers. */
 async function raw(path: string): Promise<{ socket: Socket; frames: any[]; closed: Promise<void> }> {

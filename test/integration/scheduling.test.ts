@@ -5,16 +5,12 @@
  * fit; a kill mid-iteration returns every byte while the other job carries on.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startService, ROOT, type TestService } from '../helpers/service.js';
+import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
 import { join } from 'node:path';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
 const MiB = 1024 * 1024;
 
-function lastJson(stdout: string): any {
-  const lines = stdout.trim().split('\n').filter((l) => l.startsWith('{'));
-  return JSON.parse(lines[lines.length - 1]);
-}
 
 let service: TestService | null = null;
 afterEach(async () => {
