@@ -9,7 +9,7 @@ export function Charts(): ReactElement {
     <section className="card charts-card" aria-labelledby="charts-title">
       <header className="card-header"><h2 id="charts-title">Activity</h2><span className="muted">last minute</span></header>
       <TimeSeriesChart spec={busySpec} title="GPU busy" height={56} showTime={false} />
-      <TimeSeriesChart spec={throughputSpec} title="Throughput (log)" height={76} showTime={false} />
+      <TimeSeriesChart spec={throughputSpec} title="Throughput (10 s avg, log)" height={76} showTime={false} />
       <TimeSeriesChart spec={queueSpec} title="Queue length" height={66} />
     </section>
   );

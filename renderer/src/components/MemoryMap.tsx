@@ -3,7 +3,9 @@
  * Persistent memory per job (in the job's colour), each lane's reservation
  * (with the part its buffer pool really holds, and a stripe in the colour of
  * the job iterating in it now), then free space. Hover or focus a segment for
- * its bytes; widths animate as the ledger moves.
+ * its bytes; widths animate as the ledger moves. The bar and each segment carry
+ * the ledger's exact figures as data attributes (`data-bytes`, `data-used-bytes`,
+ * …) so tests and scripts can check the picture against `salus memory --json`.
  */
 import { useMemo, useState, type CSSProperties, type ReactElement } from 'react';
 import { jobColor } from '../colors.js';
@@ -119,6 +121,9 @@ export function MemoryMap(): ReactElement {
           className="memory-bar"
           role="list"
           aria-label={`Memory map: ${formatBytes(memory.usedBytes)} of ${formatBytes(memory.capacityBytes)} used`}
+          data-capacity-bytes={memory.capacityBytes}
+          data-used-bytes={memory.usedBytes}
+          data-free-bytes={memory.freeBytes}
           onMouseLeave={() => setHovered(null)}
         >
           {segments.map((segment) => (
@@ -128,8 +133,11 @@ export function MemoryMap(): ReactElement {
               tabIndex={0}
               className={`segment segment-${segment.kind}${hovered === segment.key ? ' active' : ''}`}
               style={{ width: `${segment.share * 100}%`, '--segment-color': segment.color ?? undefined, '--segment-ink': segment.ink ?? undefined } as CSSProperties}
+              data-key={segment.key}
               data-kind={segment.kind}
               data-bytes={segment.bytes}
+              data-pooled-bytes={segment.kind === 'lane' ? segment.pooledBytes : undefined}
+              data-running={segment.runningJobId ?? undefined}
               aria-label={describe(segment, jobsById)}
               onMouseEnter={() => setHovered(segment.key)}
               onFocus={() => setHovered(segment.key)}

@@ -3,18 +3,18 @@
  * line saying how it chooses, and the current policy's knobs. Changes apply
  * live; the queue and the memory map show their effect as the service reports it.
  */
-import { useCallback, useId, type ReactElement } from 'react';
+import { useCallback, useId, useState, type ReactElement } from 'react';
 import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../../../core/protocol/state.js';
 import { useCommands, usePanel } from '../store/hooks.js';
 import { KnobControl } from './KnobControl.js';
 
-/** What each policy does, in one line (Salus §4). */
+/** What each policy does, in one line, as core/scheduler/policies/ implements it (after Salus §4). */
 export const POLICY_LINES: Record<PolicyName, string> = {
-  FIFO: 'Runs jobs in the order they arrived.',
+  FIFO: 'The oldest job runs until it is done.',
   SRTF: 'The job with the least time left runs next.',
-  PACK: 'Packs jobs into the fewest lanes that fit.',
+  PACK: 'Lanes side by side, arrival order in each.',
   FAIR: 'The job with the least GPU time runs next.',
-  PRIORITY: 'Highest priority first, then the earliest.',
+  PRIORITY: 'Highest priority first, aged by waiting.',
 };
 
 /** The policy card; the radio group is disabled until the policy is known. */
@@ -22,6 +22,14 @@ export function PolicyPanel(): ReactElement {
   const policy = usePanel((state) => state.policy);
   const commands = useCommands();
   const groupName = useId();
+  // The policy picked but not yet confirmed: shown checked at once, as a radio
+  // should be, and dropped when the service answers (the store then has it) or refuses.
+  const [picked, setPicked] = useState<PolicyName | null>(null);
+  const shown = picked ?? policy?.name;
+  const pick = (name: PolicyName) => {
+    setPicked(name);
+    void commands.setPolicy(name).finally(() => setPicked((current) => (current === name ? null : current)));
+  };
   const onKnob = useCallback(
     (key: string, value: PolicyParamValue) => void commands.setPolicyParams({ [key]: value }),
     [commands],
@@ -32,14 +40,14 @@ export function PolicyPanel(): ReactElement {
       <header className="card-header"><h2 id="policy-title">Scheduling policy</h2></header>
       <div role="radiogroup" aria-labelledby="policy-title" className="policy-options">
         {POLICY_NAMES.map((name) => (
-          <label key={name} className={`policy-option${policy?.name === name ? ' checked' : ''}`}>
+          <label key={name} className={`policy-option${shown === name ? ' checked' : ''}`}>
             <input
               type="radio"
               name={groupName}
               value={name}
-              checked={policy?.name === name}
+              checked={shown === name}
               disabled={!policy}
-              onChange={() => void commands.setPolicy(name)}
+              onChange={() => pick(name)}
             />
             <span className="policy-name">{name}</span>
             <span className="policy-line">{POLICY_LINES[name]}</span>

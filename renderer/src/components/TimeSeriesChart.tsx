@@ -37,6 +37,9 @@ interface Pointer {
   onFocus(series: number | null): void;
 }
 
+/** Time-axis steps, in seconds. */
+const TIME_INCRS_SECONDS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+
 function options(spec: ChartSpec, state: PanelState, theme: ChartTheme, layout: Layout, pointer: Pointer): uPlot.Options {
   const axis = (values: uPlot.Axis['values']): uPlot.Axis => ({
     stroke: theme.text,
@@ -60,7 +63,9 @@ function options(spec: ChartSpec, state: PanelState, theme: ChartTheme, layout: 
           : { range: (_u, _min, max) => [0, max <= 1 ? 1 : Math.ceil(max * 1.15)] },
     },
     axes: [
-      { ...axis((_u, splits) => splits.map((seconds) => clock.format(seconds * 1000))), space: 64, show: layout.showTime },
+      // Whole seconds at least: the labels have no finer unit, and uPlot's sub-second
+      // steps (for a chart a second or two old) would print the same time twice.
+      { ...axis((_u, splits) => splits.map((seconds) => clock.format(seconds * 1000))), space: 64, show: layout.showTime, incrs: TIME_INCRS_SECONDS },
       { ...axis((_u, splits) => splits.map((value) => spec.formatY(value))), size: 36, space: 16, incrs: spec.yIncrs },
     ],
     series: [{}, ...spec.series(state, theme)],

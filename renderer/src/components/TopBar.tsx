@@ -24,9 +24,10 @@ export function TopBar(): ReactElement {
         {version ? <span className="version">v{version}</span> : null}
       </div>
       {gpu ? (
-        <div className="gpu-chip" title={gpu.description}>
+        <div className="gpu-chip" title={[gpu.description, gpu.device, gpu.vendor].filter(Boolean).join(' · ')}>
           <span className={`gpu-kind${gpu.isSoftware ? ' software' : ''}`}>{gpu.isSoftware ? 'software' : 'GPU'}</span>
-          <span className="truncate">{gpu.device || gpu.description}</span>
+          {/* The adapter's description names it as the service's log does ("SwiftShader driver 5.0.0"); `device` is often an internal id or empty. */}
+          <span className="truncate">{gpu.description || gpu.device || gpu.vendor}</span>
           <span className="muted">{gpu.backend}</span>
         </div>
       ) : null}

@@ -41,6 +41,13 @@ export interface ChartSpec {
 /** Throughput lines shown at most; the first jobs seen in the window win. */
 export const MAX_THROUGHPUT_SERIES = 12;
 
+/** Samples (seconds) each throughput point averages over; see `MetricsHistory.jobSeries`. */
+export const THROUGHPUT_AVERAGE_SAMPLES = 10;
+
+function throughputSeries(state: PanelState, jobId: string): Array<number | null> {
+  return state.metrics.jobSeries(jobId, THROUGHPUT_AVERAGE_SAMPLES);
+}
+
 function at(values: ArrayLike<number | null | undefined>, index: number | null): number | null {
   const i = index ?? values.length - 1;
   const value = values[i];
@@ -84,7 +91,7 @@ function throughputJobs(state: PanelState): string[] {
   return state.metrics.jobIds().slice(0, MAX_THROUGHPUT_SERIES);
 }
 
-/** Iterations per second per job, one line each in the job's colour. */
+/** Iterations per second per job (averaged over a few seconds), one line each in the job's colour. */
 export const throughputSpec: ChartSpec = {
   seriesKey: (state) => throughputJobs(state).join(','),
   series: (state) => throughputJobs(state).map((id) => ({
@@ -94,7 +101,7 @@ export const throughputSpec: ChartSpec = {
     points: { show: false },
     spanGaps: false,
   })),
-  data: (state) => [state.metrics.columns().timeSeconds, ...throughputJobs(state).map((id) => state.metrics.jobSeries(id))],
+  data: (state) => [state.metrics.columns().timeSeconds, ...throughputJobs(state).map((id) => throughputSeries(state, id))],
   yRange: null,
   yLog: true,
   // A log axis splits at 1…9 × 10ⁿ; only the powers of ten get a label.
@@ -103,10 +110,10 @@ export const throughputSpec: ChartSpec = {
     const ids = throughputJobs(state);
     const focused = series !== null ? ids[series - 1] : undefined;
     if (focused) {
-      const value = at(state.metrics.jobSeries(focused), index);
+      const value = at(throughputSeries(state, focused), index);
       return `${state.jobsById[focused]?.name ?? focused} ${value === null ? '—' : value.toFixed(1)} it/s`;
     }
-    const total = ids.reduce((sum, id) => sum + (at(state.metrics.jobSeries(id), index) ?? 0), 0);
+    const total = ids.reduce((sum, id) => sum + (at(throughputSeries(state, id), index) ?? 0), 0);
     return `${total.toFixed(1)} it/s total`;
   },
 };

@@ -99,11 +99,28 @@ export class MetricsHistory {
     return [...this.perJob.keys()];
   }
 
-  /** A job's iterations per second, oldest first, null where it was absent (uPlot draws a gap). */
-  jobSeries(jobId: string): Array<number | null> {
+  /**
+   * A job's iterations per second, oldest first, null where it was absent (uPlot
+   * draws a gap). With `averageOver` > 1, each point is the mean of that many
+   * samples up to it (those where the job was present): the service counts whole
+   * iterations per one-second window, so a job at 0.7 it/s reads 0, 1, 1, 0, 1…
+   * sample by sample, and only an average shows its rate.
+   */
+  jobSeries(jobId: string, averageOver = 1): Array<number | null> {
     const rates = this.perJob.get(jobId);
     if (!rates) return new Array<null>(this.length).fill(null);
-    return this.read(rates).map((rate) => (Number.isNaN(rate) ? null : rate));
+    const raw = this.read(rates);
+    return raw.map((rate, index) => {
+      if (Number.isNaN(rate)) return null;
+      let sum = 0;
+      let count = 0;
+      for (let j = Math.max(0, index - averageOver + 1); j <= index; j += 1) {
+        if (Number.isNaN(raw[j])) continue;
+        sum += raw[j];
+        count += 1;
+      }
+      return sum / count;
+    });
   }
 
   /** Forgets every sample. */

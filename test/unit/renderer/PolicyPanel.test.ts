@@ -32,6 +32,17 @@ describe('PolicyPanel', () => {
     expect(screen.getByRole('radio', { name: /FAIR/ })).toBeChecked();
   });
 
+  it('checks the picked policy at once, and goes back to the current one if the service refuses', async () => {
+    const user = userEvent.setup();
+    const { api } = renderPanel(createElement(PolicyPanel));
+    let refuse: (error: Error) => void = () => undefined;
+    api.setPolicy.mockReturnValueOnce(new Promise((_resolve, reject) => { refuse = reject; }));
+    await user.click(screen.getByRole('radio', { name: /SRTF/ }));
+    expect(screen.getByRole('radio', { name: /SRTF/ })).toBeChecked();
+    await act(async () => refuse(new Error('no')));
+    expect(screen.getByRole('radio', { name: /PACK/ })).toBeChecked();
+  });
+
   it('renders each number knob as a described slider with its value and unit', () => {
     renderPanel(createElement(PolicyPanel));
     const slider = screen.getByRole('slider', { name: 'Lane growth percent' });

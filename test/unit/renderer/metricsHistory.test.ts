@@ -28,6 +28,15 @@ describe('MetricsHistory', () => {
     expect(history.jobSeries('unknown')).toEqual([null, null, null]);
   });
 
+  it('averages a job\'s whole-iteration counts over a few samples, so a slow job reads its rate', () => {
+    const history = new MetricsHistory(10);
+    [0, 1, 1, 0, 1, 1].forEach((rate, s) => history.push(sample(s, { slow: rate })));
+    history.push(sample(6));
+    history.push(sample(7, { slow: 1 }));
+    expect(history.jobSeries('slow', 3)).toEqual([0, 0.5, 2 / 3, 2 / 3, 2 / 3, 2 / 3, null, 1]);
+    expect(history.jobSeries('slow')).toEqual([0, 1, 1, 0, 1, 1, null, 1]);
+  });
+
   it('forgets a job once its last sample scrolls out of the window', () => {
     const history = new MetricsHistory(3);
     history.push(sample(1, { gone: 4 }));
