@@ -55,4 +55,14 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The main process and preload know core/ and Electron, never the renderer's code.
+    files: ['electron/**/*.{ts,cts}'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['react', 'react-dom', 'zustand'],
+        patterns: [{ group: ['**/renderer/**'], message: 'electron/ talks to the renderer through SalusApi and IPC only.' }],
+      }],
+    },
+  },
 );
