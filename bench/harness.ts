@@ -1,0 +1,185 @@
+/**
+ * What every benchmark needs: a real `salus serve` on a private socket, `salus
+ * …` child processes whose stdout lines come back parsed and timestamped, and
+ * the clock every job uses (epoch ms, comparable across processes). Runs the
+ * compiled CLI in dist/, as users do.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { ServiceConnection } from '../core/client/connection.js';
+
+/** The repository root: the nearest folder above this file with `bin/salus.js`. */
+export const ROOT = findRoot(import.meta.dirname);
+export const SALUS_BIN = join(ROOT, 'bin', 'salus.js');
+/** Where the bench job scripts live (they are not compiled, so always the source folder). */
+export const JOBS_DIR = join(ROOT, 'bench', 'jobs');
+
+function findRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'bin', 'salus.js')) && existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`bench: no bin/salus.js above ${from}`);
+  }
+}
+
+/** Epoch milliseconds with sub-millisecond resolution; the job scripts use the same clock. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** One stdout line of a child process, as JSON when it parses. */
+export interface OutputLine {
+  /** When this process read it (epoch ms). */
+  receivedAt: number;
+  text: string;
+  json: Record<string, any> | null;
+}
+
+/** A finished `salus …` process. */
+export interface SalusRun {
+  code: number | null;
+  /** Epoch ms just before the process was spawned. */
+  spawnedAt: number;
+  lines: OutputLine[];
+  stderr: string;
+  /** For a failed job through a service: what the service printed until then. */
+  serviceLog?: string;
+  /** The parsed JSON lines whose `ev` is `event`. */
+  events(event: string): Record<string, any>[];
+}
+
+/** A running `salus …` process. */
+export interface SalusProcess {
+  pid: number | undefined;
+  done: Promise<SalusRun>;
+}
+
+/** Environment for every child: a private runtime dir (SwiftShader warns without one). */
+/** A job script: under bench/jobs unless the path is absolute. */
+function jobPath(file: string): string {
+  return isAbsolute(file) ? file : join(JOBS_DIR, file);
+}
+
+function childEnv(runtimeDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...extra };
+}
+
+/**
+ * Starts `salus ARGS` with ROOT as working directory. Fails the returned promise
+ * only if the process cannot be spawned; a non-zero exit is the caller's to judge
+ * (see `expectSuccess`).
+ */
+export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv): SalusProcess {
+  const spawnedAt = nowMs();
+  const child = spawn(process.execPath, [SALUS_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: OutputLine[] = [];
+  let partial = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const receivedAt = nowMs();
+    const parts = (partial + chunk.toString()).split('\n');
+    partial = parts.pop() ?? '';
+    for (const text of parts) lines.push({ receivedAt, text, json: parseJson(text) });
+  });
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const done = new Promise<SalusRun>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (partial) lines.push({ receivedAt: nowMs(), text: partial, json: parseJson(partial) });
+      resolve({
+        code, spawnedAt, lines, stderr,
+        events: (event) => lines.flatMap((line) => (line.json?.ev === event ? [line.json] : [])),
+      });
+    });
+  });
+  return { pid: child.pid, done };
+}
+
+function parseJson(text: string): Record<string, any> | null {
+  if (!text.startsWith('{')) return null;
+  try {
+    return JSON.parse(text) as Record<string, any>;
+  } catch {
+    return null;
+  }
+}
+
+/** Throws with the process's output when it did not exit 0. */
+export function expectSuccess(run: SalusRun, what: string): SalusRun {
+  if (run.code !== 0) {
+    const stdout = run.lines.map((l) => l.text).join('\n');
+    throw new Error(`bench: ${what} exited with ${run.code}\n--- stdout\n${stdout.slice(-2000)}\n--- stderr\n${run.stderr.slice(-2000)}`
+      + (run.serviceLog === undefined ? '' : `\n--- salus serve\n${run.serviceLog.slice(-3000)}`));
+  }
+  return run;
+}
+
+/** A `salus serve` of this bench, on a private socket. */
+export interface BenchService {
+  socketPath: string;
+  /** `salus run [SALUS_ARGS] FILE -- JOB_ARGS` against this service; FILE is under bench/jobs unless absolute. */
+  run(file: string, jobArgs?: readonly string[], salusArgs?: readonly string[]): SalusProcess;
+  /** `salus run --local FILE -- JOB_ARGS`: the same job on a device of its own (no service involved). */
+  runLocal(file: string, jobArgs?: readonly string[]): SalusProcess;
+  /** Everything the service printed so far. */
+  log(): string;
+  /** A control call (`jobs`, `policy`, `setPolicyParams`, `snapshot`, …). */
+  call<T>(method: string, ...params: unknown[]): Promise<T>;
+  stop(): Promise<void>;
+}
+
+/** Starts `salus serve ARGS` and waits until it listens. */
+export async function startService(serveArgs: readonly string[] = []): Promise<BenchService> {
+  const dir = mkdtempSync(join(tmpdir(), 'salus-bench-'));
+  const runtimeDir = join(dir, 'run');
+  mkdirSync(runtimeDir, { mode: 0o700 });
+  const socketPath = join(runtimeDir, 'salus.sock');
+  const env = childEnv(runtimeDir, { SALUS_SOCKET: socketPath });
+  const child = spawn(process.execPath, [SALUS_BIN, 'serve', '--socket', socketPath, '--jobs-dir', join(dir, 'jobs'), ...serveArgs], {
+    cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`bench: salus serve did not start in 30 s:\n${output}`)), 30_000);
+    child.stdout.on('data', () => {
+      if (output.includes('salus: listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`bench: salus serve exited (${code}):\n${output}`));
+    });
+  });
+
+  return {
+    socketPath,
+    run: (file, jobArgs = [], salusArgs = []) => {
+      const job = startSalus(['run', '--socket', socketPath, ...salusArgs, jobPath(file), '--', ...jobArgs], env);
+      // A failed job may be the service's fault: keep its log with the failure.
+      return { ...job, done: job.done.then((run) => (run.code === 0 ? run : { ...run, serviceLog: output })) };
+    },
+    runLocal: (file, jobArgs = []) => startSalus(['run', '--local', jobPath(file), '--', ...jobArgs], env),
+    log: () => output,
+    async call<T>(method: string, ...params: unknown[]): Promise<T> {
+      const connection = await ServiceConnection.open(socketPath, { role: 'control' });
+      try {
+        return await connection.call<T>(method, ...params);
+      } finally {
+        connection.close();
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

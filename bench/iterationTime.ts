@@ -1,0 +1,126 @@
+/**
+ * Per-iteration time of the example jobs through the service vs on a local
+ * device (issue 2, goal: within 10%).
+ *
+ * Each example (assets/jobs/wgsl-train.js, assets/jobs/tfjs-train.js) runs
+ * unmodified inside bench/jobs/timed.js, which stamps every `{"step"}` line
+ * with the time it was printed; with `--log-every 1` that is the end of each
+ * training step (its loss read back). Per-iteration time = the gap between
+ * consecutive steps, after `warmup` steps. Runs alternate `salus run` and
+ * `salus run --local` in ABBA order, `repeats` of each, on one idle service; the
+ * final loss and checksum of every run must agree (same numbers either way).
+ */
+import { expectSuccess, startService, type BenchService, type SalusRun } from './harness.js';
+import { medianP90, type BenchResult, type TableRow } from './report.js';
+import { diffs, quantile, round, rounded, summarize } from './stats.js';
+
+export interface ExampleSpec {
+  name: string;
+  /** The example, relative to the repository root. */
+  file: string;
+  iterations: number;
+  /** Steps left out at the start (pipeline compiles, allocator warm-up). */
+  warmup: number;
+  /** Runs per mode. */
+  repeats: number;
+}
+
+export interface IterationOptions {
+  examples: ExampleSpec[];
+}
+
+export const ITERATION_DEFAULTS: IterationOptions = {
+  examples: [
+    { name: 'WGSL', file: 'assets/jobs/wgsl-train.js', iterations: 200, warmup: 40, repeats: 5 },
+    { name: 'TF.js', file: 'assets/jobs/tfjs-train.js', iterations: 50, warmup: 15, repeats: 3 },
+  ],
+};
+
+type Mode = 'salus' | 'local';
+
+interface ModeRun {
+  mode: Mode;
+  iterationMs: number[];
+  final: { loss: number; checksum: number } | null;
+  /** The service's own average iteration time for this job (salus mode only). */
+  serviceAvgIterationMs?: number | null;
+}
+
+function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec): ModeRun {
+  const steps = run.lines.flatMap((line) => (line.json && typeof line.json.step === 'number' ? [line.json] : []));
+  if (steps.length !== spec.iterations) throw new Error(`bench: ${spec.name} (${mode}) printed ${steps.length} of ${spec.iterations} steps`);
+  const stamps = steps.filter((s) => s.step >= spec.warmup).map((s) => s.t as number);
+  const finalLine = run.lines.find((line) => line.json?.final)?.json?.final ?? null;
+  return { mode, iterationMs: diffs(stamps), final: finalLine };
+}
+
+async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
+  const args = [spec.file, '--iterations', String(spec.iterations), '--log-every', '1'];
+  if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args).done, `${spec.name} --local`), spec);
+  const name = `${spec.name}-${k}`;
+  const run = expectSuccess(await service.run('timed.js', args, ['--name', name]).done, `${spec.name} via salus`);
+  const jobs = await service.call<{ name: string; avgIterationMs: number | null }[]>('jobs');
+  return { ...parseRun(mode, run, spec), serviceAvgIterationMs: jobs.find((job) => job.name === name)?.avgIterationMs ?? null };
+}
+
+function sameNumbers(runs: ModeRun[]): boolean {
+  const [first] = runs;
+  return runs.every((run) => run.final !== null && first.final !== null
+    && run.final.loss === first.final.loss && run.final.checksum === first.final.checksum);
+}
+
+async function benchExample(service: BenchService, spec: ExampleSpec) {
+  const runs: ModeRun[] = [];
+  for (let k = 0; k < spec.repeats; k++) {
+    // ABBA: drift in the machine's load hits both modes alike.
+    const order: Mode[] = k % 2 === 0 ? ['salus', 'local'] : ['local', 'salus'];
+    for (const mode of order) runs.push(await runOnce(service, spec, mode, k));
+  }
+  const of = (mode: Mode) => runs.filter((run) => run.mode === mode);
+  const salus = summarize(of('salus').flatMap((run) => run.iterationMs));
+  const local = summarize(of('local').flatMap((run) => run.iterationMs));
+  const pairedRatios = of('salus').map((run, k) => quantile(run.iterationMs, 0.5) / quantile(of('local')[k].iterationMs, 0.5));
+  return {
+    spec, salus, local,
+    ratio: salus.median / local.median,
+    ratioP90: salus.p90 / local.p90,
+    pairedRatios,
+    pairedRatioMedian: quantile(pairedRatios, 0.5),
+    sameNumbers: sameNumbers(runs),
+    serviceAvgIterationMs: of('salus').map((run) => run.serviceAvgIterationMs ?? null),
+    finals: runs.map((run) => ({ mode: run.mode, ...run.final })),
+  };
+}
+
+/** Runs every example in both modes on one fresh, otherwise idle service. */
+export async function benchIterationTime(options: IterationOptions = ITERATION_DEFAULTS): Promise<BenchResult> {
+  const service = await startService();
+  try {
+    const results = [];
+    for (const spec of options.examples) results.push(await benchExample(service, spec));
+    const rows: TableRow[] = results.map((r) => ({
+      metric: `${r.spec.name} iteration (median / p90)${r.sameNumbers ? '' : ' RESULTS DIFFER'}`,
+      salus: medianP90(r.salus), reference: medianP90(r.local), ratio: `${r.ratio.toFixed(2)} (paired ${r.pairedRatioMedian.toFixed(2)})`,
+      goal: '≤1.10', met: r.sameNumbers && r.ratio <= 1.1,
+    }));
+    return {
+      name: 'iteration time',
+      method: 'Examples run unmodified inside bench/jobs/timed.js with --log-every 1; per-iteration time = gap between consecutive step lines after warm-up; salus run and salus run --local alternate ABBA; ratio = median(salus) / median(local) over all steady iterations; paired = median over repeats of each salus run\'s median / its local partner\'s.',
+      rows,
+      data: Object.fromEntries(results.map((r) => [r.spec.name, {
+        ...r.spec,
+        salusMs: rounded(r.salus),
+        localMs: rounded(r.local),
+        ratio: round(r.ratio),
+        ratioP90: round(r.ratioP90),
+        pairedRatios: r.pairedRatios.map((x) => round(x)),
+        pairedRatioMedian: round(r.pairedRatioMedian),
+        serviceAvgIterationMs: r.serviceAvgIterationMs.map((x) => (x === null ? null : round(x))),
+        sameNumbers: r.sameNumbers,
+        finals: r.finals,
+      }])),
+    };
+  } finally {
+    await service.stop();
+  }
+}

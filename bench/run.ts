@@ -1,0 +1,100 @@
+/**
+ * `npm run bench`: the benchmarks of issue 2, side by side in one run on this
+ * machine. Prints a summary table and writes everything measured, with the
+ * environment, to `bench/results/<timestamp>.json` (git-ignored).
+ *
+ * Usage: `node dist/bench/run.js [--only NAME[,NAME...]]`, NAME one of
+ * switch, iteration, upload, call-path. Needs `npm run build` (the bench runs the
+ * compiled `salus`, as users do).
+ *
+ * The machine is shared and noisy: compare the ratios within one run (each
+ * benchmark alternates its two sides), not absolute figures across runs.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { ROOT, startService } from './harness.js';
+import { formatTable, writeResults, type BenchResult } from './report.js';
+import { benchSwitch } from './switchLatency.js';
+import { benchIterationTime } from './iterationTime.js';
+import { benchUpload } from './uploadThroughput.js';
+import { benchCallPath } from './callPath.js';
+import type { GpuInfo, ServiceSnapshot } from '../core/protocol/state.js';
+
+const BENCHES: Record<string, () => Promise<BenchResult>> = {
+  switch: () => benchSwitch(),
+  iteration: () => benchIterationTime(),
+  upload: () => benchUpload(),
+  'call-path': () => benchCallPath(),
+};
+
+/** What the figures depend on: the GPU the service opens, the CPUs, Node, the commit. */
+async function environment() {
+  const service = await startService();
+  let gpu: GpuInfo;
+  try {
+    gpu = (await service.call<ServiceSnapshot>('snapshot')).gpu;
+  } finally {
+    await service.stop();
+  }
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout.
+  }
+  return {
+    adapter: gpu.description || `${gpu.vendor} ${gpu.device}`.trim(),
+    backend: gpu.backend,
+    isSoftware: gpu.isSoftware,
+    cpuCount: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    loadAverage1m: Number(loadavg()[0].toFixed(2)),
+    commit,
+  };
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { only: { type: 'string' } } });
+  const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(BENCHES);
+  const unknown = names.filter((name) => !BENCHES[name]);
+  if (unknown.length) {
+    process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}\n`);
+    return 2;
+  }
+
+  const startedAt = new Date();
+  const env = await environment();
+  process.stdout.write(`bench: ${env.adapter} (${env.backend}${env.isSoftware ? ', software GPU' : ''}), `
+    + `${env.cpuCount} CPUs, Node ${env.node}, load ${env.loadAverage1m}\n`);
+  const results: BenchResult[] = [];
+  const failures: { name: string; error: string }[] = [];
+  for (const name of names) {
+    const t0 = performance.now();
+    process.stdout.write(`bench: ${name}…`);
+    try {
+      results.push(await BENCHES[name]());
+      process.stdout.write(` ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    } catch (error) {
+      // One broken benchmark should not cost the figures of the others.
+      const message = error instanceof Error ? error.message : String(error);
+      failures.push({ name, error: message });
+      process.stdout.write(` FAILED\n${message}\n`);
+    }
+  }
+
+  const path = writeResults(ROOT, {
+    startedAt: startedAt.toISOString(),
+    durationS: Number(((Date.now() - startedAt.getTime()) / 1000).toFixed(1)),
+    environment: { ...env, loadAverage1mAtEnd: Number(loadavg()[0].toFixed(2)) },
+    results: results.map((r) => ({ name: r.name, method: r.method, rows: r.rows, data: r.data })),
+    failures,
+  }, startedAt);
+  process.stdout.write(`\n${formatTable(results)}\n\nbench: results in ${path}\n`);
+  return failures.length ? 1 : 0;
+}
+
+process.exitCode = await main();
