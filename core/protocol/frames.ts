@@ -49,27 +49,40 @@ export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []
 
 /**
  * Incremental decoder: feed it chunks as they arrive, get whole frames back.
- * A frame arriving in one chunk is returned as views into that chunk (no copy);
- * one spanning chunks is assembled into a single allocation of its exact size.
+ * A frame arriving in one chunk is returned as views into that chunk (no copy).
+ * A frame spanning chunks is copied, as its chunks arrive, into one allocation of
+ * its exact size, so a large upload holds no list of socket reads and is copied once.
  */
 export class FrameDecoder {
   private chunks: Uint8Array[] = [];
   private bufferedBytes = 0;
+  /** The frame being assembled: its whole bytes, and how many have arrived. */
+  private partial: { bytes: Uint8Array; filled: number } | null = null;
 
   constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
 
   /** Bytes received but not yet returned as frames. */
   get pendingBytes(): number {
-    return this.bufferedBytes;
+    return this.bufferedBytes + (this.partial?.filled ?? 0);
   }
 
   /** Adds a chunk; returns the frames it completed. Throws FrameError on an impossible length. */
   push(chunk: Uint8Array): Frame[] {
+    const frames: Frame[] = [];
+    if (this.partial) {
+      const { bytes } = this.partial;
+      const n = Math.min(chunk.byteLength, bytes.byteLength - this.partial.filled);
+      bytes.set(chunk.subarray(0, n), this.partial.filled);
+      this.partial.filled += n;
+      if (this.partial.filled < bytes.byteLength) return frames;
+      this.partial = null;
+      frames.push(toFrame(bytes));
+      chunk = chunk.subarray(n);
+    }
     if (chunk.byteLength > 0) {
       this.chunks.push(chunk);
       this.bufferedBytes += chunk.byteLength;
     }
-    const frames: Frame[] = [];
     for (;;) {
       if (this.bufferedBytes < PREFIX_BYTES) break;
       const prefix = this.peek(PREFIX_BYTES);
@@ -82,10 +95,16 @@ export class FrameDecoder {
       if (headerBytes + 4 > bodyBytes) {
         throw new FrameError(`frame header of ${headerBytes} bytes does not fit its ${bodyBytes}-byte body`);
       }
-      if (this.bufferedBytes < bodyBytes + 4) break;
-      const whole = this.take(bodyBytes + 4);
-      const headerView = whole.subarray(PREFIX_BYTES, PREFIX_BYTES + headerBytes);
-      frames.push({ header: parseHeader(headerView), payload: whole.subarray(PREFIX_BYTES + headerBytes) });
+      const frameBytes = bodyBytes + 4;
+      if (this.bufferedBytes < frameBytes) {
+        // Start assembling: everything buffered belongs to this frame.
+        const bytes = new Uint8Array(frameBytes);
+        const filled = this.bufferedBytes;
+        bytes.set(this.take(filled));
+        this.partial = { bytes, filled };
+        break;
+      }
+      frames.push(toFrame(this.take(frameBytes)));
     }
     return frames;
   }
@@ -127,6 +146,12 @@ export class FrameDecoder {
     if (consume) this.bufferedBytes -= bytes;
     return out;
   }
+}
+
+/** Splits a whole frame's bytes into its header and payload. */
+function toFrame(whole: Uint8Array): Frame {
+  const headerBytes = new DataView(whole.buffer, whole.byteOffset + 4, 4).getUint32(0, true);
+  return { header: parseHeader(whole.subarray(PREFIX_BYTES, PREFIX_BYTES + headerBytes)), payload: whole.subarray(PREFIX_BYTES + headerBytes) };
 }
 
 function parseHeader(bytes: Uint8Array): unknown {
