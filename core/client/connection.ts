@@ -1,7 +1,9 @@
 /**
  * A client's connection to the service socket: framing, the hello handshake,
  * request/reply by id, and (for jobs) the command batch that the remote GPU
- * records into and flushes at submit and at every await.
+ * records into and flushes at submit, at every await, and in any case within
+ * one macrotask of its first command (so work recorded before a timer or an
+ * event wait still reaches the service).
  */
 import { connect, type Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
@@ -33,9 +35,13 @@ export class ServiceConnection extends EventEmitter {
   private nextRid = 1;
   private nextObjectId = 1;
   private cmds: Command[] = [];
+  /** Ids the job's garbage collector freed: they ride at the end of the next batch (see release()). */
+  private releases: number[] = [];
   private payload: Uint8Array[] = [];
   private payloadBytes = 0;
   private closedError: Error | null = null;
+  private flushScheduled: NodeJS.Immediate | null = null;
+  private deviceDestroyed = false;
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
 
@@ -74,6 +80,21 @@ export class ServiceConnection extends EventEmitter {
     return this.closedError;
   }
 
+  /**
+   * Whether the job's device is lost: destroyed by the job, or the service is
+   * gone. From then on nothing is sent and replies are refused at once; the
+   * remote GPU answers each call as WebGPU does on a lost device.
+   */
+  get deviceLost(): boolean {
+    return this.deviceDestroyed || this.closedError !== null;
+  }
+
+  /** `device.destroy()`: sends what is pending (the caller's last command included), then nothing more. */
+  markDeviceDestroyed(): void {
+    this.flush();
+    this.deviceDestroyed = true;
+  }
+
   /** A fresh object id for this connection. */
   allocateId(): number {
     return this.nextObjectId++;
@@ -92,8 +113,21 @@ export class ServiceConnection extends EventEmitter {
 
   /** Appends a command to the batch; `data` is attached to the payload and referenced by the command. */
   record(cmd: Command): void {
+    if (this.deviceDestroyed) return;
+    if (this.cmds.length === 0) this.scheduleFlush();
     this.cmds.push(cmd);
     if (this.cmds.length >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+  }
+
+  /**
+   * The job dropped object `id`. Sending that never needs to hurry, and waits
+   * for the next batch: appended at its end, it can never precede a command of
+   * the job that was recorded earlier (and an idle job's own frees, such as
+   * the destroys after a readback, stay in the batch they belong to).
+   */
+  release(id: number): void {
+    this.releases.push(id);
+    if (this.releases.length >= FLUSH_COMMANDS) this.scheduleFlush();
   }
 
   /** Attaches bytes to the pending batch; returns the [offset, length] reference for a command. */
@@ -107,6 +141,14 @@ export class ServiceConnection extends EventEmitter {
 
   /** Sends the pending batch, if any. */
   flush(): void {
+    if (this.flushScheduled) {
+      clearImmediate(this.flushScheduled);
+      this.flushScheduled = null;
+    }
+    if (this.releases.length >= FLUSH_COMMANDS || (this.cmds.length > 0 && this.releases.length > 0)) {
+      for (const id of this.releases) this.cmds.push({ op: 'release', id });
+      this.releases = [];
+    }
     if (this.cmds.length === 0) return;
     const cmds = this.cmds;
     const payload = this.payload;
@@ -116,9 +158,21 @@ export class ServiceConnection extends EventEmitter {
     this.write({ t: 'batch', cmds }, payload);
   }
 
+  /** Flushes at the end of this macrotask, unless something flushes sooner. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = setImmediate(() => {
+      this.flushScheduled = null;
+      this.flush();
+    });
+    // An idle job must still be able to exit (and say goodbye, which flushes).
+    this.flushScheduled.unref();
+  }
+
   /** Registers a reply handler for `rid` (the command carrying it is recorded by the caller). */
   expectReply(rid: number): Promise<{ result: unknown; payload: Uint8Array }> {
     if (this.closedError) return Promise.reject(this.closedError);
+    if (this.deviceDestroyed) return Promise.reject(new ServiceError('salus: the device was destroyed', 0));
     // Keep the process alive only while it waits for the service (see updateRef).
     this.socket.ref();
     return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));

@@ -31,6 +31,18 @@ export interface BufferEntry {
 /** Buffers an encoder or command buffer uses, checked at submit (a destroyed one fails it). */
 export type UsedBuffers = Set<BufferEntry>;
 
+/**
+ * A command encoder's own state. As in WebGPU, a command recorded into an
+ * encoder (or one of its passes) that fails our checks does not raise an error
+ * there: the encoder remembers the first one, and `finish()` reports it.
+ */
+export interface EncoderState {
+  used: UsedBuffers;
+  error: string | null;
+  /** Ids of its passes: they go with the encoder at finish (nothing can record into them after). */
+  passes: number[];
+}
+
 export type Entry =
   | BufferEntry
   | { kind: 'shaderModule'; obj: GPUShaderModule }
@@ -39,10 +51,11 @@ export type Entry =
   | { kind: 'computePipeline'; obj: GPUComputePipeline | null; pending?: Promise<void> }
   | { kind: 'bindGroup'; obj: GPUBindGroup; buffers: BufferEntry[] }
   | { kind: 'querySet'; obj: GPUQuerySet }
-  | { kind: 'commandEncoder'; obj: GPUCommandEncoder; used: UsedBuffers }
-  | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: { used: UsedBuffers } }
+  | ({ kind: 'commandEncoder'; obj: GPUCommandEncoder } & EncoderState)
+  | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: EncoderState }
   | { kind: 'commandBuffer'; obj: GPUCommandBuffer; used: UsedBuffers }
-  | { kind: 'invalid'; of: EntryKind; message: string };
+  /** A failed creation; `encoder` is set for a pass that failed to begin, whose commands still belong to it. */
+  | { kind: 'invalid'; of: EntryKind; message: string; encoder?: EncoderState };
 
 export type EntryKind = 'buffer' | 'shaderModule' | 'bindGroupLayout' | 'pipelineLayout' | 'computePipeline' | 'bindGroup' | 'querySet' | 'commandEncoder' | 'computePass' | 'commandBuffer';
 type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
@@ -54,8 +67,16 @@ const NAMES: Record<EntryKind, string> = {
   commandBuffer: 'GPUCommandBuffer',
 };
 
+/** What the job's device was created with (its `configureDevice` command). */
+export interface DeviceConfig {
+  features: ReadonlySet<string>;
+  limits: Readonly<Record<string, number>>;
+}
+
 export class ObjectTable {
   private readonly entries = new Map<number, Entry>();
+  /** The job's own features and limits; null until it says (then only the shared device's apply). */
+  device: DeviceConfig | null = null;
 
   get size(): number {
     return this.entries.size;
@@ -71,8 +92,8 @@ export class ObjectTable {
   }
 
   /** Marks `id` as a failed creation of `kind`. */
-  invalidate(id: number, kind: EntryKind, message: string): void {
-    this.entries.set(id, { kind: 'invalid', of: kind, message });
+  invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
+    this.entries.set(id, { kind: 'invalid', of: kind, message, encoder });
   }
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
@@ -86,6 +107,15 @@ export class ObjectTable {
     return entry as EntryOf<K>;
   }
 
+  /** The encoder that a command on encoder or pass `id` records into, whether or not `id` is valid. */
+  encoderOf(id: number): EncoderState | null {
+    const entry = this.entries.get(id);
+    if (entry?.kind === 'commandEncoder') return entry;
+    if (entry?.kind === 'computePass') return entry.encoder;
+    if (entry?.kind === 'invalid') return entry.encoder ?? null;
+    return null;
+  }
+
   /** Any entry of `id`, for labels and destroy. */
   peek(id: number): Entry | undefined {
     return this.entries.get(id);
@@ -97,6 +127,11 @@ export class ObjectTable {
 
   values(): IterableIterator<Entry> {
     return this.entries.values();
+  }
+
+  /** A snapshot of [id, entry] pairs (safe to change the table while walking it). */
+  list(): Array<[number, Entry]> {
+    return [...this.entries];
   }
 
   clear(): void {

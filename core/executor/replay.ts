@@ -53,9 +53,21 @@ function invalidBufferDescriptor(size: number, usage: number, mappedAtCreation: 
 type Handler<K extends CommandOp> = (ctx: ReplayContext, cmd: CommandOf<K>) => void;
 type CreatingOp = { id: number };
 
+/** The job's own limit `key`, when it declared one. */
+function jobLimit(ctx: ReplayContext, key: string): number {
+  return ctx.table.device?.limits[key] ?? Infinity;
+}
+
 const handlers: { [K in CommandOp]?: Handler<K> } = {
+  configureDevice(ctx, cmd) {
+    ctx.table.device = { features: new Set(cmd.features), limits: cmd.limits };
+  },
+
   createBuffer(ctx, cmd) {
     const mappedAtCreation = Boolean(cmd.mappedAtCreation);
+    if (cmd.size > jobLimit(ctx, 'maxBufferSize')) {
+      throw new ReplayError(`createBuffer: size ${cmd.size} exceeds the device's maxBufferSize ${jobLimit(ctx, 'maxBufferSize')} (ask for more in requestDevice's requiredLimits)`);
+    }
     if (invalidBufferDescriptor(cmd.size, cmd.usage, mappedAtCreation, ctx.device.limits.maxBufferSize)) {
       const obj = ctx.device.createBuffer({ size: cmd.size, usage: cmd.usage, mappedAtCreation, label: cmd.label });
       ctx.table.set(cmd.id, { kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation });
@@ -70,21 +82,24 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   destroy(ctx, cmd) {
-    const entry = ctx.table.peek(cmd.id);
-    if (!entry || entry.kind === 'invalid') return;
-    if (entry.kind === 'buffer') {
-      if (entry.destroyed) return;
-      entry.destroyed = true;
-      entry.mapped = null;
-      if (entry.lease) ctx.memory.free(entry.lease);
-      else entry.obj.destroy();
-    } else if (entry.kind === 'querySet') {
-      entry.obj.destroy();
-    }
+    destroyEntry(ctx, cmd.id);
+  },
+
+  release(ctx, cmd) {
+    // The job dropped its last reference: what a browser's garbage collector frees.
+    destroyEntry(ctx, cmd.id);
+    ctx.table.delete(cmd.id);
+  },
+
+  destroyDevice(ctx) {
+    for (const [id] of ctx.table.list()) destroyEntry(ctx, id);
+    ctx.table.clear();
   },
 
   writeBuffer(ctx, cmd) {
     const buffer = ctx.table.get(cmd.id, 'buffer');
+    // A pooled buffer's real buffer may already be lent again: never write through a destroyed one.
+    if (buffer.destroyed) throw new ReplayError(`writeBuffer to the destroyed buffer '${buffer.obj.label}'`);
     const data = bytesAt(ctx, cmd.data);
     checkRange(buffer, cmd.offset, data.byteLength, 'writeBuffer');
     ctx.device.queue.writeBuffer(buffer.obj, cmd.offset, data);
@@ -210,11 +225,14 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   createQuerySet(ctx, cmd) {
+    if (cmd.type === 'timestamp' && ctx.table.device && !ctx.table.device.features.has('timestamp-query')) {
+      throw new ReplayError("createQuerySet: timestamp queries need the 'timestamp-query' feature, which requestDevice did not ask for");
+    }
     ctx.table.set(cmd.id, { kind: 'querySet', obj: ctx.device.createQuerySet({ type: cmd.type, count: cmd.count, label: cmd.label }) });
   },
 
   createCommandEncoder(ctx, cmd) {
-    ctx.table.set(cmd.id, { kind: 'commandEncoder', obj: ctx.device.createCommandEncoder({ label: cmd.label }), used: new Set() });
+    ctx.table.set(cmd.id, { kind: 'commandEncoder', obj: ctx.device.createCommandEncoder({ label: cmd.label }), used: new Set(), error: null, passes: [] });
   },
 
   beginComputePass(ctx, cmd) {
@@ -229,6 +247,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       } : undefined,
     });
     ctx.table.set(cmd.id, { kind: 'computePass', obj, encoder });
+    encoder.passes.push(cmd.id);
   },
 
   setPipeline(ctx, cmd) {
@@ -245,6 +264,10 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   dispatch(ctx, cmd) {
+    const most = jobLimit(ctx, 'maxComputeWorkgroupsPerDimension');
+    if (cmd.x > most || cmd.y > most || cmd.z > most) {
+      throw new ReplayError(`dispatchWorkgroups(${cmd.x}, ${cmd.y}, ${cmd.z}) exceeds the device's maxComputeWorkgroupsPerDimension ${most}`);
+    }
     ctx.table.get(cmd.pass, 'computePass').obj.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
   },
 
@@ -300,6 +323,11 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   finish(ctx, cmd) {
     const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+    for (const pass of encoder.passes) ctx.table.delete(pass);
+    if (encoder.error !== null) {
+      ctx.table.delete(cmd.encoder);
+      throw new ReplayError(`finish: the encoder recorded an invalid command: ${encoder.error}`);
+    }
     ctx.table.set(cmd.id, { kind: 'commandBuffer', obj: encoder.obj.finish({ label: cmd.label }), used: encoder.used });
     ctx.table.delete(cmd.encoder);
   },
@@ -328,6 +356,25 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 };
 
+function destroyEntry(ctx: ReplayContext, id: number): void {
+  const entry = ctx.table.peek(id);
+  if (entry?.kind === 'buffer') {
+    if (entry.destroyed) return;
+    entry.destroyed = true;
+    entry.mapped = null;
+    if (entry.lease) ctx.memory.free(entry.lease);
+    else entry.obj.destroy();
+  } else if (entry?.kind === 'querySet') {
+    entry.obj.destroy();
+  }
+}
+
+/** Commands recorded into an encoder or pass, and the field naming it: their failures surface at finish(). */
+const ENCODER_OPS: Partial<Record<CommandOp, 'encoder' | 'pass' | 'target'>> = {
+  beginComputePass: 'encoder', copyBufferToBuffer: 'encoder', clearBuffer: 'encoder', resolveQuerySet: 'encoder',
+  setPipeline: 'pass', setBindGroup: 'pass', dispatch: 'pass', dispatchIndirect: 'pass', endPass: 'pass', debugMarker: 'target',
+};
+
 /** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */
 const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   createBuffer: 'buffer', createShaderModule: 'shaderModule', createBindGroupLayout: 'bindGroupLayout',
@@ -349,6 +396,17 @@ export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
   } catch (error) {
     const kind = CREATES[cmd.op];
     const message = (error as Error).message;
+    const field = ENCODER_OPS[cmd.op];
+    const encoder = field ? ctx.table.encoderOf((cmd as unknown as Record<string, number>)[field]) : null;
+    if (encoder) {
+      encoder.error ??= `${cmd.op}: ${message}`;
+      if (kind) {
+        const id = (cmd as unknown as CreatingOp).id;
+        ctx.table.invalidate(id, kind, message, encoder);
+        encoder.passes.push(id);
+      }
+      return null;
+    }
     if (kind) ctx.table.invalidate((cmd as unknown as CreatingOp).id, kind, message);
     if (error instanceof ReplayError) return { type: error.type, message };
     // dawn.node throws TypeError for malformed descriptors; a browser would too, synchronously.

@@ -33,8 +33,20 @@ const timestampWrites = z.object({
 
 /** Every command, discriminated by `op`. */
 export const commandSchema = z.discriminatedUnion('op', [
+  /**
+   * First command of a job's device: the features and limits it was created with
+   * (WebGPU's defaults, raised where the job asked). The shared device has more;
+   * the executor holds the job to these where Dawn would not.
+   */
+  z.object({
+    op: z.literal('configureDevice'),
+    features: z.array(z.string().max(128)).max(256),
+    limits: z.record(z.string().max(128), z.number()),
+  }),
   z.object({ op: z.literal('createBuffer'), id, size: u64, usage: u32, mappedAtCreation: z.boolean().optional(), label }),
   z.object({ op: z.literal('destroy'), id }),
+  /** The job dropped its last reference to `id` (its garbage collector ran): free it as a browser would. */
+  z.object({ op: z.literal('release'), id }),
   z.object({ op: z.literal('writeBuffer'), id, offset: u64, data: dataRef }),
   z.object({ op: z.literal('mapAsync'), rid, id, mode: u32, offset: u64, size: u64.optional() }),
   /** Ends a mapping; `writes` carries what the job wrote into write-mapped ranges. */
@@ -72,6 +84,8 @@ export const commandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pushErrorScope'), filter: z.enum(['validation', 'out-of-memory', 'internal']) }),
   z.object({ op: z.literal('popErrorScope'), rid }),
   z.object({ op: z.literal('setLabel'), id, label: z.string().max(1024) }),
+  /** `device.destroy()`: every buffer and query set of the job goes now; the job sends nothing after it. */
+  z.object({ op: z.literal('destroyDevice') }),
   /** Job SDK: an iteration starts here and must wait for its lane. */
   z.object({ op: z.literal('iterationBegin') }),
   /** Job SDK: the iteration ends once its GPU work is done. */

@@ -6,12 +6,23 @@ export function unsupported(what: string): never {
   throw new TypeError(`${what} is not supported by the Salus remote GPU, which serves the WebGPU compute subset (buffers, compute pipelines, bind groups, queries).`);
 }
 
+/**
+ * When the job's garbage collector frees a remote object, the service frees the
+ * real one (as dawn_wire's client does): a long job that drops bind groups,
+ * encoders or buffers without `destroy()` leaks nothing on the shared device.
+ */
+const released = new FinalizationRegistry<{ connection: ServiceConnection; id: number }>(({ connection, id }) => {
+  connection.release(id);
+});
+
 /** A remote object: its id names the real object in the job's session on the service. */
 export class RemoteObject {
   #label: string;
 
   constructor(readonly connection: ServiceConnection, readonly id: number, label: string | undefined) {
     this.#label = label ?? '';
+    // Id 0 is the queue, which lives as long as the device.
+    if (id !== 0) released.register(this, { connection, id });
   }
 
   get label(): string {

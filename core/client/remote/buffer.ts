@@ -34,8 +34,12 @@ export class RemoteBuffer extends RemoteObject {
   #destroyed = false;
 
   constructor(connection: ServiceConnection, id: number, descriptor: GPUBufferDescriptor) {
+    const size = Number(descriptor.size);
+    if (descriptor.mappedAtCreation && size % 4 !== 0) {
+      throw new RangeError(`createBuffer: a buffer mapped at creation needs a size that is a multiple of 4, not ${size}`);
+    }
     super(connection, id, descriptor.label);
-    this.size = Number(descriptor.size);
+    this.size = size;
     this.usage = Number(descriptor.usage);
     connection.record({
       op: 'createBuffer', id, size: this.size, usage: this.usage,
@@ -58,9 +62,10 @@ export class RemoteBuffer extends RemoteObject {
     connection.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size });
     connection.flush();
     if (this.#mapState !== 'unmapped') {
-      // The service reports the validation error; the promise rejects as a browser's does.
-      reply.catch(() => undefined);
-      throw new DOMException(`mapAsync on a buffer that is ${this.#mapState}`, 'OperationError');
+      // The service reports the validation error; the promise rejects once it has, as on a local device.
+      const state = this.#mapState;
+      await reply.catch(() => undefined);
+      throw new DOMException(`mapAsync on a buffer that is ${state}`, 'OperationError');
     }
     this.#mapState = 'pending';
     const aborted = new Promise<never>((_, reject) => { this.#pendingReject = reject; });
@@ -74,7 +79,9 @@ export class RemoteBuffer extends RemoteObject {
       return undefined;
     } catch (error) {
       if (this.#mapState === 'pending') this.#mapState = 'unmapped';
-      throw error instanceof DOMException ? error : new DOMException((error as Error).message, 'OperationError');
+      if (error instanceof DOMException) throw error;
+      // On a lost device a mapping aborts, as on a local one.
+      throw new DOMException((error as Error).message, connection.deviceLost ? 'AbortError' : 'OperationError');
     } finally {
       this.#pendingReject = null;
     }
@@ -86,7 +93,8 @@ export class RemoteBuffer extends RemoteObject {
       throw new DOMException('getMappedRange on a buffer that is not mapped', 'OperationError');
     }
     const end = mapping.offset + mapping.bytes.byteLength;
-    const rangeSize = size ?? end - offset;
+    // As in WebGPU, the default size runs to the end of the buffer, not of the mapped range.
+    const rangeSize = size ?? Math.max(0, this.size - offset);
     if (offset % 8 !== 0 || rangeSize % 4 !== 0 || offset < mapping.offset || offset + rangeSize > end) {
       throw new DOMException(`getMappedRange(${offset}, ${rangeSize}) is outside the mapped range [${mapping.offset}, ${end}) or misaligned`, 'OperationError');
     }

@@ -9,7 +9,7 @@ import { RemoteBuffer } from './buffer.js';
 import { RemoteCommandEncoder } from './encoder.js';
 import { GPUPipelineError, GPUUncapturedErrorEvent, gpuErrorFromJson, type GPUError } from './errors.js';
 import {
-  RemoteBindGroup, RemoteBindGroupLayout, RemoteComputePipeline, RemotePipelineLayout,
+  RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
   RemoteQuerySet, RemoteShaderModule,
 } from './objects.js';
 import type { ServiceConnection } from '../connection.js';
@@ -39,15 +39,19 @@ function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOf
 
 export class RemoteQueue extends RemoteObject {
   submit(commandBuffers: Iterable<GPUCommandBuffer>): undefined {
-    const ids = [...commandBuffers].map((cb) => idOf(cb, 'GPUCommandBuffer'));
+    const buffers = [...commandBuffers];
+    const ids = buffers.map((cb) => idOf(cb, 'GPUCommandBuffer'));
     this.connection.record({ op: 'submit', commandBuffers: ids });
     this.connection.flush();
+    // Submitted work no longer needs its resources alive on this side (destroying them now is allowed).
+    for (const cb of buffers) if (cb instanceof RemoteCommandBuffer) cb.submitted();
     return undefined;
   }
 
   writeBuffer(buffer: GPUBuffer, bufferOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
     const id = idOf(buffer, 'GPUBuffer');
     const bytes = bytesOf(data, dataOffset, size);
+    if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += WRITE_CHUNK_BYTES) {
       const piece = bytes.slice(start, Math.min(bytes.byteLength, start + WRITE_CHUNK_BYTES));
@@ -62,7 +66,12 @@ export class RemoteQueue extends RemoteObject {
     const reply = this.connection.expectReply(rid);
     this.connection.record({ op: 'workDone', rid });
     this.connection.flush();
-    await reply;
+    try {
+      await reply;
+    } catch (error) {
+      // A lost device has no work left to wait for.
+      if (!this.connection.deviceLost) throw error;
+    }
     return undefined;
   }
 
@@ -87,7 +96,8 @@ export class RemoteDevice extends EventTarget {
   ) {
     super();
     this.label = label ?? '';
-    this.queue = new RemoteQueue(connection, 0, 'queue');
+    this.queue = new RemoteQueue(connection, 0, undefined);
+    connection.record({ op: 'configureDevice', features: [...features], limits: { ...limits } });
     this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
     connection.on('message', (message: ServerMessage) => {
       if (message.t === 'uncaptured') this.#uncaptured(message.error);
@@ -132,7 +142,14 @@ export class RemoteDevice extends EventTarget {
     const reply = this.connection.expectReply(rid);
     const pipeline = this.#computePipeline(descriptor, rid);
     this.connection.flush();
-    const { result } = await reply;
+    let result: unknown;
+    try {
+      ({ result } = await reply);
+    } catch (error) {
+      // A lost device still hands out (invalid) pipelines.
+      if (this.connection.deviceLost) return pipeline;
+      throw error;
+    }
     const failure = (result as { error?: GpuErrorJson } | undefined)?.error;
     if (failure) throw new GPUPipelineError(failure.message, { reason: failure.type === 'internal' ? 'internal' : 'validation' });
     return pipeline;
@@ -140,10 +157,12 @@ export class RemoteDevice extends EventTarget {
 
   createBindGroup(descriptor: GPUBindGroupDescriptor): RemoteBindGroup {
     const id = this.connection.allocateId();
+    const buffers: RemoteBuffer[] = [];
     const entries = [...descriptor.entries].map((entry) => {
       const resource = entry.resource as GPUBufferBinding | GPUBuffer;
       const binding = 'buffer' in resource && !(resource instanceof RemoteBuffer) ? resource : { buffer: resource as GPUBuffer };
       if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
+      buffers.push(binding.buffer);
       return {
         binding: entry.binding,
         buffer: idOf(binding.buffer, 'GPUBuffer'),
@@ -152,7 +171,7 @@ export class RemoteDevice extends EventTarget {
       };
     });
     this.connection.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
-    return new RemoteBindGroup(this.connection, id, descriptor.label);
+    return new RemoteBindGroup(this.connection, id, descriptor.label, buffers);
   }
 
   createCommandEncoder(descriptor: GPUCommandEncoderDescriptor = {}): RemoteCommandEncoder {
@@ -181,12 +200,20 @@ export class RemoteDevice extends EventTarget {
       const { result } = await reply;
       return result ? gpuErrorFromJson(result as GpuErrorJson) : null;
     } catch (error) {
+      // A lost device reports no errors, and no empty stack either.
+      if (this.connection.deviceLost) return null;
       throw new DOMException((error as Error).message, 'OperationError');
     }
   }
 
+  /**
+   * The service destroys every buffer and query set of the job now (its memory
+   * returns at once); the connection stays open, so the job can still finish
+   * and report how it ended. Later calls behave as on a lost device.
+   */
   destroy(): undefined {
-    this.connection.close();
+    this.connection.record({ op: 'destroyDevice' });
+    this.connection.markDeviceDestroyed();
     this.#lose('destroyed', 'device.destroy() was called');
     return undefined;
   }

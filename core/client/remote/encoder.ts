@@ -1,12 +1,20 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
-import { RemoteCommandBuffer } from './objects.js';
+import { RemoteCommandBuffer, type Retained } from './objects.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
   target.connection.record({ op: 'debugMarker', target: target.id, kind, label });
 }
 
 export class RemoteComputePassEncoder extends RemoteObject {
+  /** Its encoder's set: what the pass binds must outlive the command buffer's submit. */
+  readonly #retained: Retained;
+
+  constructor(connection: RemoteObject['connection'], id: number, label: string | undefined, retained: Retained) {
+    super(connection, id, label);
+    this.#retained = retained;
+  }
+
   setPipeline(pipeline: GPUComputePipeline): undefined {
     this.connection.record({ op: 'setPipeline', pass: this.id, pipeline: idOf(pipeline, 'GPUComputePipeline') });
     return undefined;
@@ -16,6 +24,7 @@ export class RemoteComputePassEncoder extends RemoteObject {
     let dynamicOffsets: number[] | undefined;
     if (offsets instanceof Uint32Array && start !== undefined) dynamicOffsets = [...offsets.subarray(start, start + (length ?? offsets.length - start))];
     else if (offsets) dynamicOffsets = [...offsets];
+    if (bindGroup) this.#retained.add(bindGroup);
     this.connection.record({
       op: 'setBindGroup', pass: this.id, index,
       bindGroup: bindGroup === null ? null : idOf(bindGroup, 'GPUBindGroup'),
@@ -30,6 +39,7 @@ export class RemoteComputePassEncoder extends RemoteObject {
   }
 
   dispatchWorkgroupsIndirect(buffer: GPUBuffer, offset: number): undefined {
+    this.#retained.add(buffer);
     this.connection.record({ op: 'dispatchIndirect', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset });
     return undefined;
   }
@@ -45,9 +55,12 @@ export class RemoteComputePassEncoder extends RemoteObject {
 }
 
 export class RemoteCommandEncoder extends RemoteObject {
+  #retained: Retained = new Set();
+
   beginComputePass(descriptor: GPUComputePassDescriptor = {}): RemoteComputePassEncoder {
     const id = this.connection.allocateId();
     const tw = descriptor.timestampWrites;
+    if (tw) this.#retained.add(tw.querySet);
     this.connection.record({
       op: 'beginComputePass', id, encoder: this.id, label: descriptor.label,
       timestampWrites: tw ? {
@@ -56,7 +69,7 @@ export class RemoteCommandEncoder extends RemoteObject {
         endOfPassWriteIndex: tw.endOfPassWriteIndex,
       } : undefined,
     });
-    return new RemoteComputePassEncoder(this.connection, id, descriptor.label);
+    return new RemoteComputePassEncoder(this.connection, id, descriptor.label, this.#retained);
   }
 
   beginRenderPass(): never {
@@ -71,6 +84,7 @@ export class RemoteCommandEncoder extends RemoteObject {
     } else {
       srcOffset = 0; dst = a; dstOffset = 0; size = typeof b === 'number' ? b : src.size;
     }
+    this.#retained.add(src).add(dst);
     this.connection.record({
       op: 'copyBufferToBuffer', encoder: this.id,
       src: idOf(src, 'GPUBuffer'), srcOffset, dst: idOf(dst, 'GPUBuffer'), dstOffset, size,
@@ -79,11 +93,13 @@ export class RemoteCommandEncoder extends RemoteObject {
   }
 
   clearBuffer(buffer: GPUBuffer, offset?: number, size?: number): undefined {
+    this.#retained.add(buffer);
     this.connection.record({ op: 'clearBuffer', encoder: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset, size });
     return undefined;
   }
 
   resolveQuerySet(querySet: GPUQuerySet, first: number, count: number, dst: GPUBuffer, dstOffset: number): undefined {
+    this.#retained.add(querySet).add(dst);
     this.connection.record({
       op: 'resolveQuerySet', encoder: this.id, querySet: idOf(querySet, 'GPUQuerySet'),
       first, count, dst: idOf(dst, 'GPUBuffer'), dstOffset,
@@ -102,6 +118,8 @@ export class RemoteCommandEncoder extends RemoteObject {
   finish(descriptor: GPUCommandBufferDescriptor = {}): RemoteCommandBuffer {
     const id = this.connection.allocateId();
     this.connection.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
-    return new RemoteCommandBuffer(this.connection, id, descriptor.label);
+    const retained = this.#retained;
+    this.#retained = new Set();
+    return new RemoteCommandBuffer(this.connection, id, descriptor.label, retained);
   }
 }

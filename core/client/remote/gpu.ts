@@ -1,5 +1,6 @@
 /** `navigator.gpu` and GPUAdapter for a job: the adapter is the service's, described in its welcome. */
 import { RemoteDevice } from './device.js';
+import { deviceFeatures, deviceLimits } from './limits.js';
 import type { ServiceConnection } from '../connection.js';
 
 /** GPUAdapterInfo as a plain frozen object with the fields browsers expose. */
@@ -46,22 +47,13 @@ export class RemoteAdapter {
     if (this.#deviceRequested) {
       throw new DOMException('this adapter already gave out its device (one device per job)', 'OperationError');
     }
-    const requiredFeatures = [...(descriptor.requiredFeatures ?? [])].map(String);
-    for (const feature of requiredFeatures) {
-      if (!this.features.has(feature)) throw new TypeError(`requestDevice: feature '${feature}' is not supported by the adapter`);
-    }
-    const requiredLimits: Record<string, number> = {};
-    for (const [key, value] of Object.entries(descriptor.requiredLimits ?? {})) {
-      if (value === undefined) continue;
-      if (!(key in this.limits)) throw new DOMException(`requestDevice: unknown limit '${key}'`, 'OperationError');
-      requiredLimits[key] = Number(value);
-    }
+    const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
+    const limits = deviceLimits(this.limits, descriptor.requiredLimits);
     this.#deviceRequested = true;
+    const requiredLimits = Object.fromEntries(Object.entries(descriptor.requiredLimits ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Number(v)]));
     try {
-      const result = await this.connection.request<{ limits: Record<string, number>; features: string[] }>({
-        t: 'requestDevice', requiredFeatures, requiredLimits,
-      });
-      return new RemoteDevice(this.connection, new Set(result.features), Object.freeze(result.limits), this.info, descriptor.label);
+      await this.connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
+      return new RemoteDevice(this.connection, features, Object.freeze(limits), this.info, descriptor.label);
     } catch (error) {
       throw new DOMException((error as Error).message, 'OperationError');
     }

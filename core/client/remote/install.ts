@@ -17,6 +17,28 @@ import {
   RemoteQuerySet, RemoteShaderModule,
 } from './objects.js';
 
+/**
+ * Interfaces outside the compute subset. The remote GPU never makes one, but
+ * libraries test `x instanceof GPUTexture` (TF.js does, on every tensor it
+ * reads), which throws when the name is not defined at all.
+ */
+const NEVER_CONSTRUCTED = [
+  'GPUTexture', 'GPUTextureView', 'GPUSampler', 'GPUExternalTexture', 'GPURenderPipeline',
+  'GPURenderPassEncoder', 'GPURenderBundle', 'GPURenderBundleEncoder', 'GPUCanvasContext',
+];
+
+/** A class named `name` that, like WebGPU's interfaces, cannot be constructed by scripts. */
+function illegalConstructor(name: string): new () => object {
+  const classes = { [name]: class { constructor() { throw new TypeError('Illegal constructor'); } } };
+  return classes[name];
+}
+
+/** Gives a class its WebGPU name, as `constructor.name` and in `Object.prototype.toString` ("[object GPUBuffer]"). */
+function nameAs(cls: { prototype: object }, name: string): void {
+  Object.defineProperty(cls, 'name', { value: name, configurable: true });
+  Object.defineProperty(cls.prototype, Symbol.toStringTag, { value: name, configurable: true });
+}
+
 /** Installs the remote GPU on `globalThis`; returns the `navigator.gpu` object. */
 export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
   const gpu = new RemoteGPU(connection);
@@ -29,7 +51,9 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
     GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
   };
+  for (const name of NEVER_CONSTRUCTED) globals[name] = illegalConstructor(name);
   for (const [key, value] of Object.entries(globals)) {
+    if (typeof value === 'function') nameAs(value, key);
     Object.defineProperty(globalThis, key, { value, configurable: true, writable: true, enumerable: false });
   }
   const existing = (globalThis as { navigator?: object }).navigator;

@@ -9,7 +9,13 @@ export class RemoteShaderModule extends RemoteObject {
     const reply = this.connection.expectReply(rid);
     this.connection.record({ op: 'compilationInfo', rid, id: this.id });
     this.connection.flush();
-    const { result } = await reply;
+    let result: unknown;
+    try {
+      ({ result } = await reply);
+    } catch (error) {
+      if (!this.connection.deviceLost) throw error;
+      result = { messages: [] };
+    }
     const messages = (result as { messages: GPUCompilationMessage[] }).messages;
     return { messages: Object.freeze(messages.map((m) => Object.freeze({ ...m }))) } as unknown as GPUCompilationInfo;
   }
@@ -17,22 +23,43 @@ export class RemoteShaderModule extends RemoteObject {
 
 export class RemoteBindGroupLayout extends RemoteObject {}
 export class RemotePipelineLayout extends RemoteObject {}
-export class RemoteBindGroup extends RemoteObject {}
-export class RemoteCommandBuffer extends RemoteObject {}
+
+/**
+ * Objects that recorded work holds on to until it is submitted, so the garbage
+ * collector cannot free (and the service destroy) a buffer or query set that an
+ * unsubmitted command buffer still uses.
+ */
+export type Retained = Set<object>;
+
+export class RemoteBindGroup extends RemoteObject {
+  readonly #buffers: readonly object[];
+
+  constructor(connection: ServiceConnection, id: number, label: string | undefined, buffers: readonly object[]) {
+    super(connection, id, label);
+    this.#buffers = buffers;
+  }
+}
+
+export class RemoteCommandBuffer extends RemoteObject {
+  #retained: Retained | null;
+
+  constructor(connection: ServiceConnection, id: number, label: string | undefined, retained: Retained) {
+    super(connection, id, label);
+    this.#retained = retained;
+  }
+
+  /** Submitted: what it used may go now (destroying it after a submit is allowed). */
+  submitted(): void {
+    this.#retained = null;
+  }
+}
 
 export class RemoteComputePipeline extends RemoteObject {
-  readonly #layouts = new Map<number, RemoteBindGroupLayout>();
-
-  /** The layout of bind group `index` (for `'auto'` layouts); one object per index, as in browsers. */
+  /** The layout of bind group `index` (for `'auto'` layouts): a new object on every call, as in browsers. */
   getBindGroupLayout(index: number): RemoteBindGroupLayout {
-    let layout = this.#layouts.get(index);
-    if (!layout) {
-      const id = this.connection.allocateId();
-      this.connection.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
-      layout = new RemoteBindGroupLayout(this.connection, id, '');
-      this.#layouts.set(index, layout);
-    }
-    return layout;
+    const id = this.connection.allocateId();
+    this.connection.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
+    return new RemoteBindGroupLayout(this.connection, id, '');
   }
 }
 

@@ -1,0 +1,88 @@
+/**
+ * Fidelity of the remote WebGPU (DESIGN.md decision 1): the conformance battery
+ * test/fixtures/jobs/webgpu-conformance.js runs as an ordinary job twice, on a
+ * local device (`salus run --local`) and on a real `salus serve` (`salus run`),
+ * and every check must come out the same: values, error classes, and where
+ * each error surfaced (thrown, rejected, which error scope, `uncapturederror`).
+ * Messages may differ and are not compared.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, startService, type RunResult, type TestService } from '../helpers/service.js';
+
+const BATTERY = join(ROOT, 'test/fixtures/jobs/webgpu-conformance.js');
+
+/** Every check the battery runs, in its order (a check missing on either side fails). */
+const CHECKS = [
+  'requestDevice', 'adapter', 'device', 'globals', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
+  'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'invalidBufferDescriptor',
+  'writeBufferVariants', 'writeBufferInvalid', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
+  'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
+  'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse',
+  'overrideConstants', 'pooledSizes', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
+  'occlusionQuerySet', 'afterDestroy',
+] as const;
+
+type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
+
+let service: TestService;
+let local: Results;
+let remote: Results;
+let remoteRun: RunResult;
+
+function parseBattery(run: RunResult, where: string): Results {
+  const line = run.stdout.split('\n').find((l) => l.startsWith('{"conformance"'));
+  if (run.code !== 0 || !line) {
+    throw new Error(`the battery failed ${where} (exit ${run.code}):\n${run.stdout.slice(-2000)}\n${run.stderr.slice(-4000)}`);
+  }
+  return (JSON.parse(line) as { conformance: Results }).conformance;
+}
+
+beforeAll(async () => {
+  service = await startService();
+  // Side by side: the remote run's GPU work happens in the service, the local one's in its own process.
+  const [localRun, remoteResult] = await Promise.all([
+    service.startJob([BATTERY, '--local']).done,
+    service.startJob([BATTERY, '--name', 'conformance']).done,
+  ]);
+  remoteRun = remoteResult;
+  local = parseBattery(localRun, 'on the local device');
+  remote = parseBattery(remoteResult, 'through salus run');
+}, 90_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe('remote WebGPU conformance', () => {
+  it('runs every check on both sides', () => {
+    expect(Object.keys(local)).toEqual([...CHECKS]);
+    expect(Object.keys(remote)).toEqual([...CHECKS]);
+  });
+
+  it.each(CHECKS)('%s: the remote device agrees with the local one', (name) => {
+    expect(remote[name], `${name} (remote) vs local`).toEqual(local[name]);
+  });
+
+  it('checks what it claims to (local values)', () => {
+    expect(local.mapReadWithOffsets.value).toMatchObject({ pending: 'pending', first: [104, 105, 106, 107], detached: [0, 0] });
+    expect(local.mapWriteWithOffsets.value.values).toEqual([0, 0, 11, 22, 33, 44, 0, 0]);
+    expect(local.writeBufferVariants.value.values.slice(0, 3)).toEqual([3, 4, 5]);
+    expect(local.dispatchDirectAndIndirect.value.viaIndirect.slice(0, 3)).toEqual([2, 12, 22]);
+    expect(local.createComputePipelineAsync.value.rejection).toMatchObject({ threw: 'GPUPipelineError', isPipelineError: true, reason: 'validation' });
+    expect(local.errorScopes.value.emptyClass).toMatchObject({ threw: 'DOMException', name: 'OperationError' });
+    expect(local.uncapturedError.value.event).toMatchObject({ isValidation: true, isGPUError: true });
+    expect(local.destroy.value.submitDestroyed).toMatchObject({ class: 'GPUValidationError' });
+    expect(local.compilationInfo.value.bad[0]).toMatchObject({ type: 'error', lineNum: 3 });
+    expect(local.pooledSizes.value.map((r: { seen: number[] }) => r.seen[0])).toEqual([5, 186, 1186, 186, 5]);
+    if (typeof local.timestampQueries.value === 'object') expect(local.timestampQueries.value.ordered).toBe(true);
+    expect(local.afterDestroy.value.lost).toEqual({ reason: 'destroyed', hasMessage: true });
+  });
+
+  it('ends the remote job as done, though it destroyed its device before exiting', async () => {
+    expect(remoteRun.code).toBe(0);
+    const job = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'conformance' && j.finishedAt));
+    expect(job.state).toBe('done');
+    expect(service.log()).not.toMatch(/internal error/i);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * ServiceConnection's batching against a minimal fake service on a real Unix
+ * socket: what reaches the service, in which frame, and when.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceConnection } from '../../../core/client/connection.js';
+import { encodeFrame, FrameDecoder } from '../../../core/protocol/frames.js';
+import { PROTOCOL_VERSION } from '../../../core/protocol/messages.js';
+
+interface FakeService {
+  socketPath: string;
+  /** Every batch's commands, in arrival order. */
+  batches: unknown[][];
+  server: Server;
+  peers: Socket[];
+}
+
+let dir: string;
+let fake: FakeService;
+let connection: ServiceConnection | null = null;
+
+async function startFake(): Promise<FakeService> {
+  const socketPath = join(dir, 'fake.sock');
+  const batches: unknown[][] = [];
+  const peers: Socket[] = [];
+  const server = createServer((socket) => {
+    peers.push(socket);
+    const decoder = new FrameDecoder();
+    socket.on('data', (chunk) => {
+      for (const { header } of decoder.push(chunk)) {
+        const message = header as { t: string; cmds?: unknown[] };
+        if (message.t === 'hello') {
+          const adapter = { info: { vendor: 'v', architecture: 'a', device: 'd', description: 'fake', backend: 'none', isSoftware: true, features: [] }, limits: {}, features: [] };
+          for (const part of encodeFrame({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: 'job-1', adapter, version: 'test' })) socket.write(part);
+        } else if (message.t === 'batch') {
+          batches.push(message.cmds!);
+        }
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return { socketPath, batches, server, peers };
+}
+
+/** Resolves after `ms` of timers only: no await of the connection in between. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'salus-conn-'));
+  fake = await startFake();
+  connection = await ServiceConnection.open(fake.socketPath, { role: 'job', name: 't' });
+});
+
+afterEach(async () => {
+  connection?.close();
+  for (const peer of fake.peers) peer.destroy();
+  await new Promise((resolve) => fake.server.close(resolve));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ServiceConnection batching', () => {
+  it('sends recorded work within one macrotask, though the job only waits on a timer', async () => {
+    connection!.record({ op: 'createCommandEncoder', id: connection!.allocateId() });
+    connection!.record({ op: 'pushErrorScope', filter: 'validation' });
+    expect(fake.batches).toEqual([]);
+    await sleep(50);
+    expect(fake.batches).toEqual([[{ op: 'createCommandEncoder', id: 1 }, { op: 'pushErrorScope', filter: 'validation' }]]);
+  });
+
+  it('keeps commands of one synchronous stretch in one batch, and an explicit flush sends at once', async () => {
+    for (let i = 0; i < 3; i++) connection!.record({ op: 'destroy', id: i + 1 });
+    connection!.flush();
+    connection!.record({ op: 'destroy', id: 9 });
+    await sleep(50);
+    expect(fake.batches.map((b) => b.length)).toEqual([3, 1]);
+  });
+
+  it('lets released ids ride at the end of the next batch, never alone and never first', async () => {
+    connection!.release(7);
+    await sleep(50);
+    expect(fake.batches).toEqual([]);
+    connection!.record({ op: 'destroy', id: 3 });
+    connection!.release(8);
+    await sleep(50);
+    expect(fake.batches).toEqual([[{ op: 'destroy', id: 3 }, { op: 'release', id: 7 }, { op: 'release', id: 8 }]]);
+  });
+
+  it('after device.destroy() sends nothing more and refuses replies at once', async () => {
+    connection!.record({ op: 'destroyDevice' });
+    connection!.markDeviceDestroyed();
+    connection!.record({ op: 'destroy', id: 1 });
+    await expect(connection!.expectReply(connection!.allocateRid())).rejects.toThrow(/destroyed/);
+    expect(connection!.deviceLost).toBe(true);
+    await sleep(50);
+    expect(fake.batches).toEqual([[{ op: 'destroyDevice' }]]);
+  });
+});
