@@ -29,7 +29,7 @@ function Progress({ job }: { job: JobInfo }): ReactElement {
         aria-valuenow={done}
         aria-valuetext={total === null ? `${formatCount(done)} iterations, total unknown` : `${formatCount(done)} of ${formatCount(total)} iterations`}
       >
-        <div className="progress-fill" style={{ width: `${(share ?? 0) * 100}%`, background: jobColor(job.id) }} />
+        <div className="progress-fill" style={{ transform: `scaleX(${share ?? 0})`, background: jobColor(job.id) }} />
       </div>
       <div className="progress-text">
         <span>{total === null ? `${formatCount(done)} it · open-ended` : `${formatCount(done)} / ${formatCount(total)}`}</span>

@@ -59,7 +59,7 @@ function LaneCard({ lane, jobsById }: { lane: LaneInfo; jobsById: Record<string,
         <span className="lane-size" title={formatBytesExact(lane.sizeBytes)}>{formatBytes(lane.sizeBytes)}</span>
       </div>
       <div className="lane-pool" title={`Pooled ${formatBytesExact(lane.pooledBytes)} of ${formatBytesExact(lane.sizeBytes)}`}>
-        <div className="lane-pool-fill" style={{ width: `${pooledShare * 100}%` }} />
+        <div className="lane-pool-fill" style={{ transform: `scaleX(${pooledShare})` }} />
       </div>
       <div className="lane-card-line muted">
         pooled {formatBytes(lane.pooledBytes)} · {lane.jobs.length} {lane.jobs.length === 1 ? 'job' : 'jobs'}
@@ -145,7 +145,7 @@ export function MemoryMap(): ReactElement {
             >
               {segment.kind === 'lane' ? (
                 <>
-                  <div className="segment-pool" style={{ width: `${segment.bytes > 0 ? ((segment.pooledBytes ?? 0) / segment.bytes) * 100 : 0}%` }} />
+                  <div className="segment-pool" style={{ transform: `scaleX(${segment.bytes > 0 ? (segment.pooledBytes ?? 0) / segment.bytes : 0})` }} />
                   {segment.color ? <div className="segment-running" aria-hidden="true" /> : null}
                 </>
               ) : null}

@@ -49,7 +49,7 @@ it('takes the panel screenshots', async () => {
     }
     jobs.push(service.startJob(run('resnet-tiny', 600, 40, 12)));
     jobs.push(service.startJob(run('bert-mini', 800, 24, 8)));
-    await service.waitForJobs((all) => all.filter((j) => j.state === 'running').length === 2);
+    await service.waitForJobs((all) => all.filter((j) => j.state === 'running' && j.iterations.done >= 2).length === 2, 60_000);
 
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
     const errors: string[] = [];
@@ -57,6 +57,7 @@ it('takes the panel screenshots', async () => {
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(url);
     await page.getByText('Connected', { exact: true }).waitFor();
+    await page.waitForTimeout(5000); // a few seconds of charts behind the sheet
 
     // The third job comes through the launch sheet, as a dropped file.
     await page.evaluate(({ name, text }) => {
