@@ -11,6 +11,7 @@ import { detectCapacity } from '../memory/capacity.js';
 import { SalusService } from '../server/service.js';
 import { listenSocket } from '../server/socketServer.js';
 import { JobLauncher } from '../server/launcher.js';
+import { prepareBulkDir, removeBulkDir } from '../platform/bulkDir.js';
 import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
 
 export interface ServeOptions {
@@ -38,6 +39,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   });
   const service = new SalusService({
     gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source, policy: policy as PolicyName,
+    bulkDir: prepareBulkDir(),
   });
   if (gpu.info.isSoftware) {
     service.log('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
@@ -56,6 +58,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     service.log(`salus: ${signal}: shutting down`);
     server.close();
     service.dispose();
+    removeBulkDir(service.options.bulkDir ?? null);
     try {
       if (process.platform !== 'win32') unlinkSync(options.socketPath);
     } catch {
@@ -63,6 +66,10 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     }
     process.exit(0);
   };
+  // One job's failure must not end the service for everyone: log what escaped and keep serving.
+  process.on('unhandledRejection', (reason) => {
+    service.log(`salus: internal error (kept serving): ${(reason as Error)?.stack ?? String(reason)}`);
+  });
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   return service;

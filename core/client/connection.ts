@@ -9,7 +9,10 @@ import { connect, type Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
-import type { Command } from '../protocol/commands.js';
+import type { Command, DataRef } from '../protocol/commands.js';
+import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Payload bytes after which a batch is flushed even without an await. */
 const FLUSH_PAYLOAD_BYTES = 16 * 1024 * 1024;
@@ -34,6 +37,7 @@ export class ServiceConnection extends EventEmitter {
   private readonly pending = new Map<number, Pending>();
   private nextRid = 1;
   private nextObjectId = 1;
+  private nextBulkFile = 1;
   private cmds: Command[] = [];
   /** Ids the job's garbage collector freed: they ride at the end of the next batch (see release()). */
   private releases: number[] = [];
@@ -130,8 +134,25 @@ export class ServiceConnection extends EventEmitter {
     if (this.releases.length >= FLUSH_COMMANDS) this.scheduleFlush();
   }
 
-  /** Attaches bytes to the pending batch; returns the [offset, length] reference for a command. */
-  attach(bytes: Uint8Array): [number, number] {
+  /**
+   * Attaches bytes to the pending batch; returns the reference for a command. Large
+   * payloads go through the bulk channel when the service offers one (written now,
+   * so the caller may reuse its memory at once); others ride in the frame, copied
+   * first when `copy` is set (the caller's memory may change before the flush).
+   */
+  attach(bytes: Uint8Array, copy = false): DataRef {
+    const bulkDir = this.welcome?.bulkDir;
+    const jobId = this.welcome?.jobId;
+    if (bulkDir && jobId && bytes.byteLength >= BULK_MIN_BYTES) {
+      const file = `${jobId}-${this.nextBulkFile++}`;
+      try {
+        writeFileSync(join(bulkDir, file), bytes, { mode: 0o600, flag: 'wx' });
+        return { file, length: bytes.byteLength };
+      } catch {
+        // The shared-memory folder is full or gone: fall back to the socket.
+      }
+    }
+    if (copy) bytes = bytes.slice();
     if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.cmds.length > 0) this.flush();
     const ref: [number, number] = [this.payloadBytes, bytes.byteLength];
     this.payload.push(bytes);

@@ -55,6 +55,8 @@ export class ErrorScopes {
       const types: GpuErrorType[] = ['validation', 'out-of-memory', 'internal'];
       real.forEach((error, i) => { if (error) errors.push({ type: types[i], message: error.message }); });
       for (const error of errors) this.dispatch(error, scopes);
+    }).catch(() => {
+      // Delivering failed (the job is gone); later segments must still be dispatched.
     });
   }
 

@@ -5,7 +5,7 @@
  * session turns into a GPU error of that job. Async results (maps, pipelines,
  * compilation info, work done) answer through `reply`.
  */
-import type { Command, CommandOf, CommandOp, GpuErrorJson } from '../protocol/commands.js';
+import type { Command, CommandOf, CommandOp, DataRef, GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ObjectTable, ReplayError, type BufferEntry, type EntryKind, type UsedBuffers } from './objects.js';
 
@@ -25,9 +25,13 @@ export interface ReplayContext {
   /** Answers a request id: a result, bytes, or an error for the job. */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
+  /** The bytes of a bulk-channel file of this job (then removed); throws ReplayError if unusable. */
+  readBulk(file: string, length: number): Uint8Array;
 }
 
-function bytesAt(ctx: ReplayContext, [offset, length]: [number, number]): Uint8Array {
+function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
+  if (!Array.isArray(ref)) return ctx.readBulk(ref.file, ref.length);
+  const [offset, length] = ref;
   if (offset + length > ctx.payload.byteLength) {
     throw new ReplayError(`data [${offset}, ${offset + length}) is outside the frame's ${ctx.payload.byteLength}-byte payload`);
   }

@@ -12,6 +12,10 @@ import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable } from './objects.js';
 import { replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
+import { ReplayError } from './objects.js';
+import { removeBulkFiles } from '../platform/bulkDir.js';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** What the session needs from the service around it. */
 export interface SessionHost {
@@ -63,6 +67,8 @@ export class Session {
     private readonly device: GPUDevice,
     private readonly memory: MemoryManager,
     private readonly host: SessionHost,
+    /** The bulk channel's folder, where this job may leave large payloads as files. */
+    private readonly bulkDir: string | null = null,
   ) {
     this.scopes = new ErrorScopes(device, (error) => host.uncaptured(error));
   }
@@ -99,6 +105,7 @@ export class Session {
     }
     this.table.clear();
     this.timer?.destroy();
+    if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
     if (this.memoryIterationOpen) {
       this.inIteration = false;
       this.endMemoryIteration();
@@ -162,6 +169,23 @@ export class Session {
     else if (this.memoryIterationOpen && !this.inIteration) this.endMemoryIteration();
   }
 
+  /** Reads and removes one of this job's bulk files; only the job's own names are accepted. */
+  private readBulk(file: string, length: number): Uint8Array {
+    if (!this.bulkDir) throw new ReplayError('this service has no bulk channel; send the bytes in the frame');
+    if (!file.startsWith(`${this.jobId}-`)) throw new ReplayError(`bulk file '${file}' does not belong to ${this.jobId}`);
+    const path = join(this.bulkDir, file);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(path);
+    } catch (error) {
+      throw new ReplayError(`bulk file '${file}' cannot be read: ${(error as Error).message}`);
+    } finally {
+      rmSync(path, { force: true });
+    }
+    if (bytes.byteLength !== length) throw new ReplayError(`bulk file '${file}' has ${bytes.byteLength} bytes, not ${length}`);
+    return bytes;
+  }
+
   private endMemoryIteration(): void {
     this.memoryIterationOpen = false;
     this.memory.endIteration(this.jobId);
@@ -211,6 +235,7 @@ export class Session {
       payload,
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
+      readBulk: (file, length) => this.readBulk(file, length),
     };
   }
 

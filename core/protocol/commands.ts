@@ -12,8 +12,15 @@ const u64 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const u32 = z.number().int().nonnegative().max(0xffffffff);
 const label = z.string().max(1024).optional();
 const rid = z.number().int().positive();
-/** [offset, length] into the frame's payload. */
-const dataRef = z.tuple([u64, u64]);
+/**
+ * Where a command's bytes are: `[offset, length]` into the frame's payload, or a
+ * file of the bulk channel (see core/platform/bulkDir.ts) named `<jobId>-<n>`.
+ */
+const dataRef = z.union([
+  z.tuple([u64, u64]),
+  z.object({ file: z.string().regex(/^[A-Za-z0-9]+-[A-Za-z0-9]+-\d+$/), length: u64 }),
+]);
+export type DataRef = z.infer<typeof dataRef>;
 
 const bindGroupLayoutEntry = z.object({
   binding: u32,

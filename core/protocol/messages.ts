@@ -77,7 +77,7 @@ export interface AdapterDescription {
 
 /** Service → client envelopes. */
 export type ServerMessage =
-  | { t: 'welcome'; protocol: number; jobId?: string; adapter: AdapterDescription; version: string }
+  | { t: 'welcome'; protocol: number; jobId?: string; adapter: AdapterDescription; version: string; bulkDir?: string | null }
   | { t: 'reply'; rid: number; result?: unknown; error?: { code: number; message: string; gpu?: GpuErrorJson; name?: string } }
   | { t: 'uncaptured'; error: GpuErrorJson }
   | { t: 'lost'; reason: 'destroyed' | 'unknown'; message: string }

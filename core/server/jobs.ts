@@ -67,7 +67,8 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
     priority: job.priority,
     iterations: { done: stats?.itersDone ?? 0, total: job.hints.iterations ?? null },
     memory: {
-      persistentBytes: stats?.persistentBytes ?? 0,
+      // A job that ended holds nothing any more; its peak stays as a record.
+      persistentBytes: live ? live.persistentBytes : 0,
       ephemeralPeakBytes: Math.max(stats?.ephemeralPeakBytes ?? 0, 0) || (job.hints.ephemeralBytes ?? 0),
     },
     lane: job.laneId,

@@ -35,6 +35,8 @@ export interface ServiceOptions {
   capacitySource: string;
   policy?: PolicyName;
   params?: Record<string, PolicyParamValue>;
+  /** The bulk channel's folder (core/platform/bulkDir.ts), or null to send all bytes on the socket. */
+  bulkDir?: string | null;
   /** Where log lines go (stderr by default). */
   log?: (line: string) => void;
 }
@@ -343,7 +345,7 @@ export class SalusService extends EventEmitter {
       replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
       uncaptured: (error) => job.peer?.send({ t: 'uncaptured', error }),
       log: (message) => this.log(`salus: ${job.id}: ${message}`),
-    });
+    }, this.options.bulkDir ?? null);
   }
 
   private updateHints(job: JobRecord, hints: JobHints): void {

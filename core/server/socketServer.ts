@@ -125,7 +125,7 @@ class Connection {
     const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features };
     if (hello.role === 'job') {
       this.job = this.service.openJob(hello, { send: (m, p) => this.send(m, p), close: () => this.socket.end() });
-      this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION });
+      this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION, bulkDir: this.service.options.bulkDir ?? null });
     } else {
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, adapter, version: SERVICE_VERSION });
     }

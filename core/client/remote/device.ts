@@ -54,8 +54,11 @@ export class RemoteQueue extends RemoteObject {
     if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += WRITE_CHUNK_BYTES) {
-      const piece = bytes.slice(start, Math.min(bytes.byteLength, start + WRITE_CHUNK_BYTES));
-      this.connection.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data: this.connection.attach(piece) });
+      const piece = bytes.subarray(start, Math.min(bytes.byteLength, start + WRITE_CHUNK_BYTES));
+      const data = this.connection.attach(piece, true);
+      this.connection.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data });
+      // A piece already in the bulk channel can be read by the service while the next is written.
+      if (!Array.isArray(data)) this.connection.flush();
       if (bytes.byteLength === 0) break;
     }
     return undefined;

@@ -3,17 +3,25 @@ import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
 import type { ServiceConnection } from '../connection.js';
 
+/** Fields a newer service may add to its welcome; read when present. */
+interface WelcomeExtras {
+  subgroupMinSize?: number;
+  subgroupMaxSize?: number;
+  wgslLanguageFeatures?: string[];
+}
+
 /** GPUAdapterInfo as a plain frozen object with the fields browsers expose. */
 function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
-  const info = connection.welcome.adapter.info;
+  const info = connection.welcome.adapter.info as typeof connection.welcome.adapter.info & WelcomeExtras;
   const limits = connection.welcome.adapter.limits;
   return Object.freeze({
     vendor: info.vendor,
     architecture: info.architecture,
     device: info.device,
     description: info.description,
-    subgroupMinSize: limits.subgroupMinSize ?? 4,
-    subgroupMaxSize: limits.subgroupMaxSize ?? 128,
+    // WebGPU's widest range when the service does not say (Dawn moved these from limits to info).
+    subgroupMinSize: info.subgroupMinSize ?? limits.subgroupMinSize ?? 4,
+    subgroupMaxSize: info.subgroupMaxSize ?? limits.subgroupMaxSize ?? 128,
     isFallbackAdapter: info.isSoftware,
   }) as unknown as GPUAdapterInfo;
 }
@@ -28,10 +36,6 @@ export class RemoteAdapter {
     this.features = new Set(connection.welcome.adapter.features);
     this.limits = Object.freeze({ ...connection.welcome.adapter.limits });
     this.info = adapterInfo(connection);
-  }
-
-  get isFallbackAdapter(): boolean {
-    return (this.info as unknown as { isFallbackAdapter: boolean }).isFallbackAdapter;
   }
 
   /** Older spelling of `info`, still called by some libraries. */
@@ -62,9 +66,12 @@ export class RemoteAdapter {
 
 /** What a job sees as `navigator.gpu`. */
 export class RemoteGPU {
-  readonly wgslLanguageFeatures: ReadonlySet<string> = new Set();
+  /** The service's WGSL language features, when its welcome names them. */
+  readonly wgslLanguageFeatures: ReadonlySet<string>;
 
-  constructor(private readonly connection: ServiceConnection) {}
+  constructor(private readonly connection: ServiceConnection) {
+    this.wgslLanguageFeatures = new Set((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
+  }
 
   async requestAdapter(_options?: GPURequestAdapterOptions): Promise<RemoteAdapter | null> {
     if (this.connection.closed) return null;

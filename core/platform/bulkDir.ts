@@ -1,0 +1,63 @@
+/**
+ * The bulk channel for large data (uploads, writes to mapped ranges): a private
+ * folder in shared memory (`/dev/shm` on Linux) where a job writes a big payload
+ * as a file and the service reads it, instead of pushing it through the socket
+ * in 64 KiB reads. Like dawn_wire's shared-memory transfer buffers, it moves
+ * bytes with a few large copies; everything else still travels on the socket.
+ */
+import { lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Payloads at least this big go through the bulk channel when one exists. */
+export const BULK_MIN_BYTES = 1024 * 1024;
+
+/**
+ * Creates this service's bulk folder, `/dev/shm/salus-<uid>/<pid>` (private to
+ * the user; one per service, so job ids of two services never meet), and removes
+ * folders that services no longer running left behind. Null where there is no
+ * shared-memory file system, when `SALUS_BULK=0`, or when the folder is not safely ours.
+ */
+export function prepareBulkDir(): string | null {
+  if (process.platform !== 'linux' || process.env.SALUS_BULK === '0') return null;
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const root = join('/dev/shm', `salus-${uid}`);
+  try {
+    mkdirSync(root, { mode: 0o700, recursive: true });
+    const stat = lstatSync(root);
+    if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) return null;
+    for (const name of readdirSync(root)) {
+      if (/^\d+$/.test(name) && !isAlive(Number(name))) rmSync(join(root, name), { recursive: true, force: true });
+    }
+    const dir = join(root, String(process.pid));
+    mkdirSync(dir, { mode: 0o700, recursive: true });
+    return dir;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the service's bulk folder (at shutdown). */
+export function removeBulkDir(dir: string | null): void {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the files a job left in the bulk folder (names start with `${prefix}-`). */
+export function removeBulkFiles(dir: string, prefix: string): void {
+  try {
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(`${prefix}-`)) unlinkSync(join(dir, name));
+    }
+  } catch {
+    // The folder is gone or unreadable: nothing of ours to clean.
+  }
+}

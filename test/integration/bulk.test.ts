@@ -1,0 +1,68 @@
+/**
+ * Large data takes the bulk channel (files in a private shared-memory folder of
+ * the service) instead of the socket: it must arrive exactly, leave nothing
+ * behind, and accept only the sending job's own files.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
+import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
+
+let service: TestService | null = null;
+afterEach(async () => {
+  await service?.stop();
+  service = null;
+});
+
+describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk channel', () => {
+  it('carries big uploads and write-mapped ranges exactly, and leaves no file behind', async () => {
+    service = await startService(['--memory', '1GiB']);
+    const dir = join('/dev/shm', `salus-${process.getuid!()}`, String(service.process.pid));
+    expect(existsSync(dir)).toBe(true);
+    const result = await service.cli(['run', join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
+    expect(readdirSync(dir)).toEqual([]);
+    await service.stop();
+    service = null;
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("refuses a file that is not the job's own", async () => {
+    service = await startService(['--memory', '64MiB']);
+    const socket = connect(service.socketPath);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const decoder = new FrameDecoder();
+    const frames: any[] = [];
+    socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
+    const send = (header: unknown) => { for (const c of encodeFrame(header)) socket.write(c); };
+    const until = async (pick: () => any) => {
+      for (let i = 0; i < 500; i++) { const v = pick(); if (v) return v; await new Promise((r) => setTimeout(r, 10)); }
+      throw new Error(`no answer; got ${JSON.stringify(frames)}`);
+    };
+    send({ t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'rogue' });
+    const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
+    expect(welcome.bulkDir).toBeTruthy();
+    // Another job's file, planted where the service looks.
+    writeFileSync(join(welcome.bulkDir, 'job-99-1'), new Uint8Array(16));
+    send({ t: 'requestDevice', rid: 1 });
+    await until(() => frames.find((f) => f.rid === 1));
+    send({ t: 'batch', cmds: [
+      { op: 'createBuffer', id: 1, size: 16, usage: 8 | 4 },
+      { op: 'writeBuffer', id: 1, offset: 0, data: { file: 'job-99-1', length: 16 } },
+      { op: 'writeBuffer', id: 1, offset: 0, data: { file: '../../etc-passwd-1', length: 16 } },
+    ] });
+    const errors = await until(() => {
+      const found = frames.filter((f) => f.t === 'uncaptured' || f.t === 'error');
+      return found.length >= 2 && found;
+    });
+    const text = errors.map((f: any) => f.error?.message ?? f.message).join('\n');
+    expect(text).toMatch(/does not belong to job-1/);
+    expect(text).toMatch(/malformed command/);
+    expect(existsSync(join(welcome.bulkDir, 'job-99-1'))).toBe(true);
+    socket.destroy();
+  });
+});
