@@ -80,7 +80,14 @@ function dropFile({ name, text }: { name: string; text: string }): void {
   }
 }
 
-describe.skipIf(!existsSync(CHROMIUM))('the headless panel in Chromium, against salus serve --http', () => {
+// Without Chromium this suite cannot run: fail with what to install rather than skip silently.
+describe('the headless panel in Chromium, against salus serve --http', () => {
+  if (!existsSync(CHROMIUM)) {
+    it('needs Chromium', () => {
+      throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+    });
+    return;
+  }
   let service: TestService;
   let browser: Browser;
   let page: Page;
