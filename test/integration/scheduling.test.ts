@@ -130,16 +130,22 @@ describe('memory accounting', () => {
   it('counts weights as persistent and per-iteration buffers as ephemeral, exactly', async () => {
     service = await startService(['--memory', '256MiB']);
     for (const mode of [[], ['--sdk']]) {
-      const result = await service.cli(['run', '--name', `acct${mode.length}`, STEPS, '--', '--iterations', '3',
+      const name = `acct${mode.length}`;
+      const job = service.startJob(['--name', name, STEPS, '--', '--iterations', '40',
         '--persistent', String(MiB), '--ephemeral', String(2 * MiB), '--work', '2', ...mode]);
+      const live = await service.waitForJobs((jobs) => jobs.find((j) => j.name === name && j.iterations.done >= 3));
+      // weights + a 16-byte result + a 16-byte readback buffer
+      expect(live.memory.persistentBytes).toBe(MiB + 32);
+      expect(live.memory.ephemeralPeakBytes).toBe(2 * MiB);
+      const result = await job.done;
       expect(result.code, result.stderr).toBe(0);
     }
     const jobs = await service.json<any[]>(['jobs']);
     for (const job of jobs) {
-      // weights + a 16-byte result + a 16-byte readback buffer
-      expect(job.memory.persistentBytes).toBe(MiB + 32);
+      expect(job.state).toBe('done');
+      expect(job.memory.persistentBytes).toBe(0); // it holds nothing any more
       expect(job.memory.ephemeralPeakBytes).toBe(2 * MiB);
-      expect(job.iterations.done).toBe(3);
+      expect(job.iterations.done).toBe(40);
     }
     expect(jobs.map((j) => j.iterationSource).sort()).toEqual(['inferred', 'sdk']);
   });
