@@ -5,7 +5,7 @@
  * session turns into a GPU error of that job. Async results (maps, pipelines,
  * compilation info, work done) answer through `reply`.
  */
-import type { Command, CommandOf, CommandOp, DataRef, GpuErrorJson } from '../protocol/commands.js';
+import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ObjectTable, ReplayError, type BufferEntry, type EntryKind, type UsedBuffers } from './objects.js';
 
@@ -127,29 +127,43 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         const range = buffer.obj.getMappedRange(cmd.offset, size);
         buffer.mapped = { offset: cmd.offset, range };
         // Copy out: the mapped memory goes away at unmap, the socket write happens later.
-        ctx.reply(cmd.rid, { offset: cmd.offset, size }, [new Uint8Array(range).slice()]);
+        const first = new Uint8Array(range, 0, Math.min(size, DATA_CHUNK_BYTES)).slice();
+        ctx.reply(cmd.rid, { offset: cmd.offset, size }, [first]);
       },
       (error: Error) => ctx.replyError(cmd.rid, `mapAsync failed: ${error.message}`),
     );
   },
 
+  readMapped(ctx, cmd) {
+    try {
+      const mapped = ctx.table.get(cmd.id, 'buffer').mapped;
+      const at = cmd.offset - (mapped?.offset ?? 0);
+      if (!mapped || at < 0 || cmd.size > DATA_CHUNK_BYTES || at + cmd.size > mapped.range.byteLength) {
+        throw new ReplayError(`readMapped: [${cmd.offset}, ${cmd.offset + cmd.size}) is not a piece of the mapped range`);
+      }
+      ctx.reply(cmd.rid, {}, [new Uint8Array(mapped.range, at, cmd.size).slice()]);
+    } catch (error) {
+      ctx.replyError(cmd.rid, (error as Error).message);
+      throw error;
+    }
+  },
+
+  writeMapped(ctx, cmd) {
+    const buffer = ctx.table.get(cmd.id, 'buffer');
+    if (!buffer.mapped && buffer.mappedAtCreation && buffer.obj.mapState === 'mapped') {
+      buffer.mapped = { offset: 0, range: buffer.obj.getMappedRange() };
+    }
+    const data = bytesAt(ctx, cmd.data);
+    // Not mapped here (its mapping failed, or it was destroyed): the bytes go nowhere, as on a local device.
+    const mapped = buffer.mapped;
+    if (!mapped) return;
+    const at = cmd.offset - mapped.offset;
+    if (at < 0 || at + data.byteLength > mapped.range.byteLength) throw new ReplayError('writeMapped: the written range is outside the mapped range');
+    new Uint8Array(mapped.range).set(data, at);
+  },
+
   unmap(ctx, cmd) {
     const buffer = ctx.table.get(cmd.id, 'buffer');
-    if (cmd.writes?.length) {
-      if (!buffer.mapped && buffer.mappedAtCreation && buffer.obj.mapState === 'mapped') {
-        buffer.mapped = { offset: 0, range: buffer.obj.getMappedRange() };
-      }
-      const mapped = buffer.mapped;
-      if (mapped) {
-        const target = new Uint8Array(mapped.range);
-        for (const write of cmd.writes) {
-          const data = bytesAt(ctx, write.data);
-          const at = write.offset - mapped.offset;
-          if (at < 0 || at + data.byteLength > target.byteLength) throw new ReplayError('unmap: written range is outside the mapped range');
-          target.set(data, at);
-        }
-      }
-    }
     buffer.mapped = null;
     buffer.mappedAtCreation = false;
     buffer.obj.unmap();

@@ -22,6 +22,13 @@ const dataRef = z.union([
 ]);
 export type DataRef = z.infer<typeof dataRef>;
 
+/**
+ * Largest piece of buffer data in one command or reply. Bigger uploads, mapped
+ * writes and mapped reads travel as several pieces, so no frame nears
+ * MAX_FRAME_BYTES however large the buffer.
+ */
+export const DATA_CHUNK_BYTES = 32 * 1024 * 1024;
+
 const bindGroupLayoutEntry = z.object({
   binding: u32,
   visibility: u32,
@@ -55,9 +62,13 @@ export const commandSchema = z.discriminatedUnion('op', [
   /** The job dropped its last reference to `id` (its garbage collector ran): free it as a browser would. */
   z.object({ op: z.literal('release'), id }),
   z.object({ op: z.literal('writeBuffer'), id, offset: u64, data: dataRef }),
+  /** Replies `{offset, size}` with the mapped range's first DATA_CHUNK_BYTES; `readMapped` fetches the rest. */
   z.object({ op: z.literal('mapAsync'), rid, id, mode: u32, offset: u64, size: u64.optional() }),
-  /** Ends a mapping; `writes` carries what the job wrote into write-mapped ranges. */
-  z.object({ op: z.literal('unmap'), id, writes: z.array(z.object({ offset: u64, data: dataRef })).max(65536).optional() }),
+  /** More of a range mapped for reading: replies with bytes [offset, offset + size) of the buffer. */
+  z.object({ op: z.literal('readMapped'), rid, id, offset: u64, size: u64 }),
+  /** What the job wrote into a write-mapped range (or one mapped at creation), sent before its unmap. */
+  z.object({ op: z.literal('writeMapped'), id, offset: u64, data: dataRef }),
+  z.object({ op: z.literal('unmap'), id }),
   z.object({ op: z.literal('createShaderModule'), id, code: z.string().max(16 * 1024 * 1024), label }),
   z.object({ op: z.literal('compilationInfo'), rid, id }),
   z.object({ op: z.literal('createBindGroupLayout'), id, entries: z.array(bindGroupLayoutEntry).max(4096), label }),

@@ -15,7 +15,7 @@ const BATTERY = join(ROOT, 'test/fixtures/jobs/webgpu-conformance.js');
 /** Every check the battery runs, in its order (a check missing on either side fails). */
 const CHECKS = [
   'requestDevice', 'adapter', 'device', 'globals', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
-  'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'invalidBufferDescriptor',
+  'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'largeMappings', 'invalidBufferDescriptor',
   'writeBufferVariants', 'writeBufferInvalid', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse',

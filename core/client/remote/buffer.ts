@@ -1,27 +1,36 @@
 /**
  * GPUBuffer for a job. Mapping is mirrored: `mapAsync` brings the mapped range's
- * bytes over once the service's real buffer is mapped; `getMappedRange` hands out
- * copies of it; `unmap` sends back what the job wrote to write-mapped ranges and
- * detaches the ArrayBuffers it handed out, as a browser does.
+ * bytes over once the service's real buffer is mapped (in DATA_CHUNK_BYTES
+ * pieces, requested together); `getMappedRange` hands out copies of it; `unmap`
+ * sends back what the job wrote to write-mapped ranges and detaches the
+ * ArrayBuffers it handed out, as a browser does.
  */
 import { RemoteObject } from './base.js';
 import { GPUMapMode } from './constants.js';
+import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
 import type { ServiceConnection } from '../connection.js';
 
 interface Mapping {
   mode: number;
   offset: number;
-  bytes: Uint8Array;
+  /** The mapped range's bytes; null for a buffer mapped at creation (all zeros). */
+  bytes: Uint8Array | null;
+  size: number;
   /** Ranges handed out by getMappedRange, relative to the buffer. */
   ranges: Array<{ offset: number; buffer: ArrayBuffer }>;
 }
 
-function detach(buffer: ArrayBuffer): void {
-  if (buffer.byteLength === 0) return;
+/**
+ * Detaches `buffer` (the job's view of a mapped range dies at unmap) and returns
+ * its memory as a new ArrayBuffer without copying; null when the job already
+ * detached it (e.g. transferred it away).
+ */
+function detach(buffer: ArrayBuffer): ArrayBuffer | null {
+  if (buffer.byteLength === 0) return null;
   try {
-    structuredClone(buffer, { transfer: [buffer] });
+    return structuredClone(buffer, { transfer: [buffer] });
   } catch {
-    // Already detached by the job (e.g. transferred away): nothing to do.
+    return null;
   }
 }
 
@@ -47,7 +56,7 @@ export class RemoteBuffer extends RemoteObject {
     });
     if (descriptor.mappedAtCreation) {
       this.#mapState = 'mapped';
-      this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: new Uint8Array(this.size), ranges: [] };
+      this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: null, size: this.size, ranges: [] };
     }
   }
 
@@ -74,7 +83,10 @@ export class RemoteBuffer extends RemoteObject {
       const mapped = result as { offset: number; size: number };
       // Own the bytes: the payload is a view into a socket chunk shared with other frames
       // (and may be a Buffer, whose slice() would not copy).
-      this.#mapping = { mode, offset: mapped.offset, bytes: new Uint8Array(payload), ranges: [] };
+      const bytes = new Uint8Array(mapped.size);
+      bytes.set(payload);
+      if (payload.byteLength < mapped.size) await Promise.race([this.#readRest(mapped, bytes, payload.byteLength), aborted]);
+      this.#mapping = { mode, offset: mapped.offset, bytes, size: mapped.size, ranges: [] };
       this.#mapState = 'mapped';
       return undefined;
     } catch (error) {
@@ -87,12 +99,25 @@ export class RemoteBuffer extends RemoteObject {
     }
   }
 
+  /** Fetches the pieces of a large mapped range after the first, all requested at once. */
+  async #readRest(mapped: { offset: number; size: number }, bytes: Uint8Array, from: number): Promise<void> {
+    const pieces: Array<Promise<void>> = [];
+    for (let at = from; at < mapped.size; at += DATA_CHUNK_BYTES) {
+      const rid = this.connection.allocateRid();
+      const size = Math.min(DATA_CHUNK_BYTES, mapped.size - at);
+      pieces.push(this.connection.expectReply(rid).then(({ payload }) => bytes.set(payload, at)));
+      this.connection.record({ op: 'readMapped', rid, id: this.id, offset: mapped.offset + at, size });
+    }
+    this.connection.flush();
+    await Promise.all(pieces);
+  }
+
   getMappedRange(offset = 0, size?: number): ArrayBuffer {
     const mapping = this.#mapping;
     if (this.#mapState !== 'mapped' || !mapping) {
       throw new DOMException('getMappedRange on a buffer that is not mapped', 'OperationError');
     }
-    const end = mapping.offset + mapping.bytes.byteLength;
+    const end = mapping.offset + mapping.size;
     // As in WebGPU, the default size runs to the end of the buffer, not of the mapped range.
     const rangeSize = size ?? Math.max(0, this.size - offset);
     if (offset % 8 !== 0 || rangeSize % 4 !== 0 || offset < mapping.offset || offset + rangeSize > end) {
@@ -105,7 +130,7 @@ export class RemoteBuffer extends RemoteObject {
     }
     const start = offset - mapping.offset;
     const buffer = new ArrayBuffer(rangeSize);
-    new Uint8Array(buffer).set(mapping.bytes.subarray(start, start + rangeSize));
+    if (mapping.bytes) new Uint8Array(buffer).set(mapping.bytes.subarray(start, start + rangeSize));
     mapping.ranges.push({ offset, buffer });
     return buffer;
   }
@@ -124,11 +149,16 @@ export class RemoteBuffer extends RemoteObject {
       return undefined;
     }
     this.#mapState = 'unmapped';
-    const writes = mapping.mode & GPUMapMode.WRITE
-      ? mapping.ranges.map((range) => ({ offset: range.offset, data: this.connection.attach(new Uint8Array(range.buffer.slice(0))) }))
-      : undefined;
-    this.connection.record({ op: 'unmap', id: this.id, writes: writes?.length ? writes : undefined });
-    for (const range of mapping.ranges) detach(range.buffer);
+    for (const range of mapping.ranges) {
+      // Detaching hands us the job's bytes without a copy; they are ours to send.
+      const owned = detach(range.buffer);
+      if (!owned || !(mapping.mode & GPUMapMode.WRITE)) continue;
+      for (let at = 0; at < owned.byteLength; at += DATA_CHUNK_BYTES) {
+        const piece = new Uint8Array(owned, at, Math.min(DATA_CHUNK_BYTES, owned.byteLength - at));
+        this.connection.record({ op: 'writeMapped', id: this.id, offset: range.offset + at, data: this.connection.attach(piece) });
+      }
+    }
+    this.connection.record({ op: 'unmap', id: this.id });
     return undefined;
   }
 

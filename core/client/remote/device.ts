@@ -14,10 +14,7 @@ import {
 } from './objects.js';
 import type { ServiceConnection } from '../connection.js';
 import type { ServerMessage } from '../../protocol/messages.js';
-import type { GpuErrorJson } from '../../protocol/commands.js';
-
-/** Largest slice of one writeBuffer sent in a frame (bigger writes are split). */
-const WRITE_CHUNK_BYTES = 32 * 1024 * 1024;
+import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
 
 function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
   if (ArrayBuffer.isView(data)) {
@@ -53,8 +50,8 @@ export class RemoteQueue extends RemoteObject {
     const bytes = bytesOf(data, dataOffset, size);
     if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
-    for (let start = 0; start < bytes.byteLength || start === 0; start += WRITE_CHUNK_BYTES) {
-      const piece = bytes.subarray(start, Math.min(bytes.byteLength, start + WRITE_CHUNK_BYTES));
+    for (let start = 0; start < bytes.byteLength || start === 0; start += DATA_CHUNK_BYTES) {
+      const piece = bytes.subarray(start, Math.min(bytes.byteLength, start + DATA_CHUNK_BYTES));
       const data = this.connection.attach(piece, true);
       this.connection.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data });
       // A piece already in the bulk channel can be read by the service while the next is written.
