@@ -48,4 +48,10 @@ export interface SalusApi {
   uploadJob(fileName: string, source: string): Promise<{ file: string }>;
   /** The job's captured output so far (stdout and stderr, interleaved). */
   jobOutput(id: string): Promise<string>;
+  /**
+   * Desktop host only: the checked path of a file dropped on the window (a DOM
+   * `File`), so the job runs in place, next to the files it imports. Hosts without
+   * it (a browser) upload the file's text with `uploadJob` instead.
+   */
+  pathForDroppedFile?(file: unknown): Promise<string>;
 }

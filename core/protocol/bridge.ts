@@ -9,8 +9,8 @@
  */
 import type { SalusApi, ServiceEvent } from './api.js';
 
-/** SalusApi methods callable over the bridge (the subscription ones are the socket itself). */
-export type BridgeMethod = Exclude<keyof SalusApi, 'subscribe' | 'onConnection'>;
+/** SalusApi methods callable over the bridge (the subscription ones are the socket itself; dropped-file paths are the desktop host's own). */
+export type BridgeMethod = Exclude<keyof SalusApi, 'subscribe' | 'onConnection' | 'pathForDroppedFile'>;
 
 export const BRIDGE_METHODS: readonly BridgeMethod[] = [
   'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob',

@@ -96,8 +96,7 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
       try {
         const checked = buildLaunchRequest(draft, '');
         if ('error' in checked) throw new Error(checked.error);
-        const source = await draft.file.text();
-        const { file } = await api.uploadJob(draft.file.name, source);
+        const file = await jobFileFor(api, draft.file);
         const { jobId } = await api.launchJob({ ...checked.request, file });
         state().closeLaunch();
         state().selectJob(jobId);
@@ -116,4 +115,16 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
       }
     },
   };
+}
+
+/**
+ * Where the service can read the job: the file itself when the host can name its
+ * path (the desktop app, so the job runs beside what it imports), else an upload.
+ */
+async function jobFileFor(api: SalusApi, picked: File): Promise<string> {
+  if (api.pathForDroppedFile) {
+    const path = await api.pathForDroppedFile(picked).catch(() => null);
+    if (path) return path;
+  }
+  return (await api.uploadJob(picked.name, await picked.text())).file;
 }

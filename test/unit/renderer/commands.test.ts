@@ -72,6 +72,18 @@ describe('commands', () => {
     expect(store.getState().selectedJobId).toBe('new-job');
   });
 
+  it('launches a desktop drop in place, by path, without uploading it', async () => {
+    const { api, store, commands } = setup();
+    const pathForDroppedFile = vi.fn(async () => '/home/ada/jobs/train.mjs');
+    Object.assign(api, { pathForDroppedFile });
+    const dropped = new File(['export default 1;'], 'train.mjs');
+    store.getState().openLaunch({ file: dropped });
+    await expect(commands.launch()).resolves.toBe(true);
+    expect(pathForDroppedFile).toHaveBeenCalledWith(dropped);
+    expect(api.uploadJob).not.toHaveBeenCalled();
+    expect(api.launchJob).toHaveBeenCalledWith(expect.objectContaining({ file: '/home/ada/jobs/train.mjs' }));
+  });
+
   it('keeps the sheet open with the reason when launching fails or the draft is wrong', async () => {
     const { api, store, commands } = setup();
     store.getState().openLaunch();
