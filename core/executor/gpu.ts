@@ -30,6 +30,8 @@ export interface OpenedGpu {
   info: GpuInfo;
   /** Adapter limits as a plain object (what the device was created with). */
   limits: Record<string, number>;
+  /** WGSL language extensions the WebGPU implementation supports. */
+  wgslLanguageFeatures: string[];
 }
 
 let globalsInstalled = false;
@@ -83,6 +85,7 @@ export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
   const info = adapter.info;
   const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
   const isSoftware = Boolean((info as any).isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp|software/.test(text);
+  const subgroups = info as { subgroupMinSize?: number; subgroupMaxSize?: number };
   return {
     vendor: info.vendor,
     architecture: info.architecture,
@@ -91,6 +94,8 @@ export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
     backend,
     isSoftware,
     features: [...adapter.features].sort(),
+    subgroupMinSize: subgroups.subgroupMinSize,
+    subgroupMaxSize: subgroups.subgroupMaxSize,
   };
 }
 
@@ -128,7 +133,8 @@ export async function openGpu(options: GpuOptions = {}): Promise<OpenedGpu> {
     requiredFeatures: [...adapter.features] as GPUFeatureName[],
     requiredLimits: limits,
   });
-  return { adapter, device, info: describeAdapter(adapter, backend), limits };
+  const wgsl = (instances[instances.length - 1] as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures;
+  return { adapter, device, info: describeAdapter(adapter, backend), limits, wgslLanguageFeatures: wgsl ? [...wgsl].sort() : [] };
 }
 
 /** The native `navigator.gpu` for a job that runs on a local device (`salus run --local`). */

@@ -33,7 +33,7 @@ export interface SessionHost {
 }
 
 /** Commands that only let go of things: they still belong to the iteration before them. */
-const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel']);
+const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'readMapped', 'writeMapped']);
 
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);

@@ -73,6 +73,8 @@ export interface AdapterDescription {
   info: GpuInfo;
   limits: Record<string, number>;
   features: string[];
+  /** `navigator.gpu.wgslLanguageFeatures` of the service's WebGPU. */
+  wgslLanguageFeatures?: string[];
 }
 
 /** Service → client envelopes. */

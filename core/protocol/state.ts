@@ -117,6 +117,9 @@ export interface GpuInfo {
   /** True when the adapter is a CPU implementation such as SwiftShader. */
   isSoftware: boolean;
   features: string[];
+  /** The adapter's subgroup sizes, where it reports them. */
+  subgroupMinSize?: number;
+  subgroupMaxSize?: number;
 }
 
 /** Everything the panel needs at once; events carry updates of its parts. */

@@ -122,7 +122,7 @@ class Connection {
     }
     this.role = hello.role;
     const gpu = this.service.options.gpu;
-    const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features };
+    const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features, wgslLanguageFeatures: gpu.wgslLanguageFeatures };
     if (hello.role === 'job') {
       this.job = this.service.openJob(hello, { send: (m, p) => this.send(m, p), close: () => this.socket.end() });
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION, bulkDir: this.service.options.bulkDir ?? null });
