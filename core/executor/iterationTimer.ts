@@ -1,7 +1,7 @@
 /**
  * Measures an iteration's span on the GPU's own clock with timestamp queries:
- * an empty compute pass writes a timestamp when the iteration starts, another
- * when it ends, and the difference is read back once the iteration's work is
+ * an empty compute pass placed before the iteration's first submitted work writes
+ * a timestamp, another one after its last work writes the end, and the difference is read back once the iteration's work is
  * done. Where the adapter has no `timestamp-query`, or a reading is unusable,
  * callers fall back to wall time. The few bytes it uses belong to the service,
  * not to any job's ledger.
@@ -11,6 +11,8 @@ export class IterationTimer {
   private readonly resolve: GPUBuffer;
   private readonly readback: GPUBuffer;
   private busy = false;
+  private pendingBegin = false;
+  private began = false;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -23,11 +25,26 @@ export class IterationTimer {
     return device.features.has('timestamp-query') ? new IterationTimer(device) : null;
   }
 
-  /** Marks the start of an iteration on the queue. */
+  /**
+   * Starts timing an iteration. The start stamp is written by the job's first
+   * submit of the iteration (see `takeBeginCommands`), so timing adds no submit
+   * of its own at the start.
+   */
   begin(): void {
     if (this.busy) return;
     this.busy = true;
-    this.stamp({ querySet: this.querySet, beginningOfPassWriteIndex: 0 });
+    this.pendingBegin = true;
+    this.began = false;
+  }
+
+  /** Command buffers to put before the job's own in its next submit (once per iteration). */
+  takeBeginCommands(): GPUCommandBuffer[] {
+    if (!this.pendingBegin) return [];
+    this.pendingBegin = false;
+    this.began = true;
+    const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
+    encoder.beginComputePass({ timestampWrites: { querySet: this.querySet, beginningOfPassWriteIndex: 0 } }).end();
+    return [encoder.finish()];
   }
 
   /**
@@ -36,6 +53,13 @@ export class IterationTimer {
    */
   async end(): Promise<number | null> {
     if (!this.busy) return null;
+    this.pendingBegin = false;
+    if (!this.began) {
+      // The iteration submitted nothing: no GPU span to measure.
+      this.busy = false;
+      await this.device.queue.onSubmittedWorkDone();
+      return null;
+    }
     this.device.pushErrorScope('validation');
     const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
     encoder.beginComputePass({ timestampWrites: { querySet: this.querySet, endOfPassWriteIndex: 1 } }).end();
@@ -60,13 +84,5 @@ export class IterationTimer {
     this.querySet.destroy();
     this.resolve.destroy();
     this.readback.destroy();
-  }
-
-  private stamp(timestampWrites: GPUComputePassTimestampWrites): void {
-    this.device.pushErrorScope('validation');
-    const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
-    encoder.beginComputePass({ timestampWrites }).end();
-    this.device.queue.submit([encoder.finish()]);
-    void this.device.popErrorScope();
   }
 }

@@ -27,6 +27,8 @@ export interface ReplayContext {
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
   /** The bytes of a bulk-channel file of this job (then removed); throws ReplayError if unusable. */
   readBulk(file: string, length: number): Uint8Array;
+  /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
+  submitPrefix(): GPUCommandBuffer[];
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
@@ -357,7 +359,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         if (used.destroyed) throw new ReplayError(`destroyed buffer '${used.obj.label}' used in a submit`);
       }
     }
-    ctx.device.queue.submit(buffers.map((cb) => cb.obj));
+    ctx.device.queue.submit([...ctx.submitPrefix(), ...buffers.map((cb) => cb.obj)]);
     for (const id of cmd.commandBuffers) ctx.table.delete(id);
   },
 

@@ -236,6 +236,7 @@ export class Session {
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
       readBulk: (file, length) => this.readBulk(file, length),
+      submitPrefix: () => (this.inIteration && this.timer ? this.timer.takeBeginCommands() : []),
     };
   }
 
@@ -265,6 +266,8 @@ export class Session {
     this.inIteration = false;
     this.memoryBeginPending = false;
     if (this.iterationSource === 'sdk' && this.memoryIterationOpen) this.endMemoryIteration();
-    this.host.finishIteration(gpuMs ?? performance.now() - this.iterationStartMs);
+    // A GPU span longer than the wall time cannot be this iteration's (e.g. its first submit failed validation).
+    const wallMs = performance.now() - this.iterationStartMs;
+    this.host.finishIteration(gpuMs !== null && gpuMs <= wallMs ? gpuMs : wallMs);
   }
 }
