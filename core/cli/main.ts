@@ -162,7 +162,7 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: Error) => {
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      fail(`salus: ${error.message}\n\n${USAGE}`, 2);
+      fail(`${error.message.startsWith('salus') ? error.message : `salus: ${error.message}`}\n\n${USAGE}`, 2);
     }
     fail(error.message.startsWith('salus:') ? error.message : `salus: ${error.message}`);
   },
