@@ -47,8 +47,13 @@ export async function runJob(options: RunOptions): Promise<number> {
     SALUS_JOB_NAME: options.name ?? basename(file).replace(/\.[cm]?js$/, ''),
     SALUS_JOB_HINTS: JSON.stringify(options.hints),
   };
-  const run = spawnAndWait(process.execPath, ['--import', PRELOAD, file, ...options.args], env);
+  // The job's output goes to this terminal and, for the panel's detail view, to the service.
+  const relay = createOutputRelay((text) => {
+    if (run.pid) void control.call('appendOutput', run.pid, text).catch(() => undefined);
+  });
+  const run = spawnAndWait(process.execPath, ['--import', PRELOAD, file, ...options.args], env, relay.push);
   const { code, signal } = await run.done;
+  relay.flush();
   try {
     if (run.pid) await control.call('reportExit', run.pid, code, signal);
   } catch {
@@ -58,15 +63,37 @@ export async function runJob(options: RunOptions): Promise<number> {
   return code;
 }
 
-function spawnAndWait(command: string, args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(command, args, { env, stdio: 'inherit' });
+/** Coalesces output into at most one message per 100 ms (or 64 KiB). */
+function createOutputRelay(send: (text: string) => void) {
+  let pending = '';
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (pending) send(pending);
+    pending = '';
+  };
+  const push = (text: string) => {
+    pending += text;
+    if (pending.length >= 64 * 1024) flush();
+    else timer ??= setTimeout(flush, 100);
+  };
+  return { push, flush };
+}
+
+function spawnAndWait(command: string, args: string[], env: NodeJS.ProcessEnv, onOutput?: (text: string) => void) {
+  const child = spawn(command, args, { env, stdio: onOutput ? ['inherit', 'pipe', 'pipe'] : 'inherit' });
+  if (onOutput) {
+    child.stdout?.on('data', (chunk: Buffer) => { process.stdout.write(chunk); onOutput(chunk.toString('utf8')); });
+    child.stderr?.on('data', (chunk: Buffer) => { process.stderr.write(chunk); onOutput(chunk.toString('utf8')); });
+  }
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const onInt = forward('SIGINT');
   const onTerm = forward('SIGTERM');
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   const done = new Promise<{ code: number; signal: string | null }>((resolvePromise) => {
-    child.on('exit', (code, signal) => {
+    child.on('close', (code, signal) => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
       resolvePromise({ code: code ?? 128 + (signal === 'SIGKILL' ? 9 : 15), signal });

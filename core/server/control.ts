@@ -29,6 +29,10 @@ const methods = {
   resumeJob: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => { s.resume(id); return null; } },
   setPriority: { params: z.tuple([jobId, z.number().finite()]), run: (s: SalusService, [id, p]: [string, number]) => { s.setPriority(id, p); return null; } },
   jobOutput: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => s.jobOutput(id) },
+  appendOutput: {
+    params: z.tuple([z.number().int().positive(), z.string().max(1024 * 1024)]),
+    run: (s: SalusService, [pid, text]: [number, string]) => { s.appendOutputOfPid(pid, text); return null; },
+  },
   reportExit: {
     params: z.tuple([z.number().int().positive(), z.number().int().nullable(), z.string().nullable()]),
     run: (s: SalusService, [pid, code, signal]: [number, number | null, string | null]) => { s.reportExit(pid, code, signal); return null; },

@@ -197,7 +197,7 @@ export class SalusService extends EventEmitter {
     this.markDirty('jobs');
   }
 
-  /** Captured output of a job the service launched; empty for jobs started by `salus run`. */
+  /** The job's captured output (launched by the service, or relayed by `salus run`); the last 256 KiB. */
   jobOutput(id: string): string {
     return this.job(id).output;
   }
@@ -207,6 +207,12 @@ export class SalusService extends EventEmitter {
     if (!job) return;
     appendOutput(job, text);
     this.emit('event', { type: 'output', jobId: id, stream: 'stdout', text } satisfies ServiceEvent);
+  }
+
+  /** Output relayed by a job's launcher (`salus run`), for the job with that process id (the newest, if several). */
+  appendOutputOfPid(pid: number, text: string): void {
+    const job = [...this.jobs.values()].reverse().find((j) => j.pid === pid);
+    if (job) this.appendOutput(job.id, text);
   }
 
   findJobByPid(pid: number): JobRecord | undefined {

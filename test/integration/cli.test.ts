@@ -58,6 +58,17 @@ describe('job control', () => {
     expect((await service.json<any[]>(['jobs'])).find((j) => j.id === running.id).state).toBe('killed');
   });
 
+  it("relays a job's output to its terminal and to the service, for the panel", async () => {
+    const result = await service.cli(['run', '--name', 'talker', join(ROOT, 'test/fixtures/jobs/steps.js'), '--', '--iterations', '3']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/"done":true/);
+    const job = (await service.json<any[]>(['jobs'])).find((j) => j.name === 'talker');
+    const control = await service.control();
+    const output = await control.call<string>('jobOutput', job.id);
+    expect(output).toContain('"done":true');
+    expect(output).toContain('"step":2');
+  });
+
   it('says what to do for an unknown job, an unknown command and a missing service', async () => {
     const missing = await service.cli(['kill', 'job-999']);
     expect(missing.code).toBe(1);
