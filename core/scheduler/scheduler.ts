@@ -252,6 +252,8 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
         grant(rec, laneId, nowMs);
         return;
       }
+      // A job that has run all its declared iterations is finishing, not between iterations: hold for no one.
+      if (rec.itersTotal !== null && rec.itersDone >= rec.itersTotal) continue;
       const holdUntilMs = rec.idleSinceMs + holdMs;
       if (nowMs < holdUntilMs) {
         found.hold = clock.setTimeout(() => {

@@ -69,6 +69,17 @@ describe('hold (workConserving off)', () => {
     expect(scheduler.runningIn('L')).toBe('B');
   });
 
+  it('does not hold the lane for a job that has run all its declared iterations', () => {
+    const { clock, scheduler } = setup('FIFO', { holdMs: 250 });
+    scheduler.addJob({ id: 'A', laneId: 'L', itersTotal: 1 });
+    scheduler.addJob({ id: 'B', laneId: 'L' });
+    void scheduler.requestIteration('A');
+    void scheduler.requestIteration('B');
+    clock.advance(10);
+    scheduler.finishIteration('A', 10);
+    expect(scheduler.runningIn('L')).toBe('B');
+  });
+
   it('gives the lane back to the best job when it asks within holdMs', () => {
     const { clock, scheduler } = setup('FIFO', { holdMs: 250 });
     scheduler.addJob({ id: 'A', laneId: 'L' });
