@@ -165,8 +165,9 @@ export class Session {
       }
     }
     this.scopes.closeSegment();
+    // A batch of releases alone (e.g. objects the job's GC let go of) does not end the memory side:
+    // the job's own frees of this iteration's buffers may still come.
     if (endAfterBatch) await this.endIteration();
-    else if (this.memoryIterationOpen && !this.inIteration) this.endMemoryIteration();
   }
 
   /** Reads and removes one of this job's bulk files; only the job's own names are accepted. */
