@@ -47,6 +47,8 @@ export class Session {
   private closeSignal!: () => void;
   private readonly closedPromise = new Promise<void>((resolve) => { this.closeSignal = resolve; });
   private inIteration = false;
+  /** The iteration reached its end and waits for its GPU work (and time reading). */
+  private ending = false;
   /**
    * Inferred iterations end (for scheduling) at the sync point, but a job frees
    * that iteration's buffers only after it has read its results, in its next
@@ -92,6 +94,17 @@ export class Session {
     }).finally(() => { this.queuedBatches--; });
     this.queue = run;
     return run;
+  }
+
+  /**
+   * Counts an iteration that reached its end (the job already waited on its results)
+   * but whose GPU-time reading has not come back, e.g. because the job is exiting.
+   * Call before reading the job's final numbers.
+   */
+  settleIteration(): void {
+    if (!this.ending || !this.inIteration || this.closed) return;
+    this.inIteration = false;
+    this.host.finishIteration(performance.now() - this.iterationStartMs);
   }
 
   /** Destroys every object of the job and returns its memory; safe to call twice. */
@@ -261,8 +274,10 @@ export class Session {
    * device has them, else wall time from grant to completion.
    */
   private async endIteration(): Promise<void> {
+    this.ending = true;
     const measured = this.timer ? this.timer.end() : this.device.queue.onSubmittedWorkDone().then(() => null);
     const gpuMs = await Promise.race([measured, this.closedPromise.then(() => null)]);
+    this.ending = false;
     if (this.closed || !this.inIteration) return;
     this.inIteration = false;
     this.memoryBeginPending = false;

@@ -363,6 +363,7 @@ export class SalusService extends EventEmitter {
 
   /** Keeps the job's last numbers, then lets go of its session, lane grants and memory. */
   private detach(job: JobRecord): void {
+    job.session?.settleIteration();
     const live = this.liveStats(job);
     if (live) job.final = live;
     if (job.session) job.iterationSource = job.session.iterationSource;
