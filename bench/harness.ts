@@ -4,9 +4,9 @@
  * the clock every job uses (epoch ms, comparable across processes). Runs the
  * compiled CLI in dist/, as users do.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { ServiceConnection } from '../core/client/connection.js';
 
@@ -181,5 +181,24 @@ export async function startService(serveArgs: readonly string[] = []): Promise<B
       }
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** What every benchmark's figures depend on besides the GPU: the CPUs, memory, Node, load and commit. */
+export function machineFacts() {
+  let commit: string | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    // Not a git checkout.
+  }
+  return {
+    cpuCount: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    loadAverage1m: Number(loadavg()[0].toFixed(2)),
+    commit,
   };
 }

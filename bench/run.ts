@@ -10,10 +10,9 @@
  * The machine is shared and noisy: compare the ratios within one run (each
  * benchmark alternates its two sides), not absolute figures across runs.
  */
-import { execFileSync } from 'node:child_process';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ROOT, startService } from './harness.js';
+import { machineFacts, ROOT, startService } from './harness.js';
+import { loadavg } from 'node:os';
 import { formatTable, writeResults, type BenchResult } from './report.js';
 import { benchSwitch } from './switchLatency.js';
 import { benchIterationTime } from './iterationTime.js';
@@ -37,23 +36,11 @@ async function environment() {
   } finally {
     await service.stop();
   }
-  let commit: string | null = null;
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    // Not a git checkout.
-  }
   return {
     adapter: gpu.description || `${gpu.vendor} ${gpu.device}`.trim(),
     backend: gpu.backend,
     isSoftware: gpu.isSoftware,
-    cpuCount: cpus().length,
-    cpuModel: cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    loadAverage1m: Number(loadavg()[0].toFixed(2)),
-    commit,
+    ...machineFacts(),
   };
 }
 

@@ -13,12 +13,11 @@
  * a few CPU cores with the service and every job process, CPU contention
  * dominates, so read the ratios, not the absolute times.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { ROOT } from '../harness.js';
+import { machineFacts, ROOT } from '../harness.js';
 import type { PaperResult } from './common.js';
 import { benchJct, JCT_QUICK } from './jct.js';
 import { benchSweep, SWEEP_QUICK } from './sweep.js';
@@ -39,21 +38,7 @@ const TITLES: Record<string, string> = {
 };
 
 function environment() {
-  let commit: string | null = null;
-  try {
-    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    // Not a git checkout.
-  }
-  return {
-    cpuCount: cpus().length,
-    cpuModel: cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    loadAverage1m: Number(loadavg()[0].toFixed(2)),
-    commit,
-  };
+  return machineFacts();
 }
 
 async function main(): Promise<number> {
