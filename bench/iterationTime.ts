@@ -19,6 +19,8 @@ export interface ExampleSpec {
   /** The example, relative to the repository root. */
   file: string;
   iterations: number;
+  /** More arguments for the example (e.g. its size). */
+  args?: string[];
   /** Steps left out at the start (pipeline compiles, allocator warm-up). */
   warmup: number;
   /** Runs per mode. */
@@ -55,7 +57,7 @@ function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec): ModeRun {
 }
 
 async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
-  const args = [spec.file, '--iterations', String(spec.iterations), '--log-every', '1'];
+  const args = [spec.file, '--iterations', String(spec.iterations), '--log-every', '1', ...(spec.args ?? [])];
   if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args).done, `${spec.name} --local`), spec);
   const name = `${spec.name}-${k}`;
   const run = expectSuccess(await service.run('timed.js', args, ['--name', name]).done, `${spec.name} via salus`);

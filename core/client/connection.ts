@@ -11,6 +11,7 @@ import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.j
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
 import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
+import { writeFrame } from '../platform/frameWriter.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -232,7 +233,7 @@ export class ServiceConnection extends EventEmitter {
 
   private write(header: object, payload: Uint8Array[]): void {
     if (this.closedError || this.socket.destroyed) return;
-    for (const chunk of encodeFrame(header, payload)) this.socket.write(chunk);
+    writeFrame(this.socket, encodeFrame(header, payload));
   }
 
   private onData(chunk: Buffer): void {

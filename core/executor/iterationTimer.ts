@@ -13,6 +13,8 @@ export class IterationTimer {
   private busy = false;
   private pendingBegin = false;
   private began = false;
+  /** The span being read back, once the end is marked. */
+  private reading: Promise<number | null> | null = null;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -48,11 +50,29 @@ export class IterationTimer {
   }
 
   /**
-   * Marks the end, then resolves once all work so far is done, with the GPU span
-   * in milliseconds (null when it could not be measured).
+   * Marks the end now: writes the end stamp after all work submitted so far and
+   * starts reading the span back. Call it before replaying the job's own sync
+   * point (its mapAsync, onSubmittedWorkDone), so the reading comes back in the
+   * same completion as the job's and the next iteration never waits for it.
+   * Later calls (and `end`) return the same reading.
    */
-  async end(): Promise<number | null> {
-    if (!this.busy) return null;
+  markEnd(): Promise<number | null> {
+    if (!this.busy) return Promise.resolve(null);
+    this.reading ??= this.read();
+    return this.reading;
+  }
+
+  /**
+   * Marks the end (unless `markEnd` did), then resolves once all work so far is
+   * done, with the GPU span in milliseconds (null when it could not be measured).
+   */
+  end(): Promise<number | null> {
+    const reading = this.markEnd();
+    this.reading = null;
+    return reading;
+  }
+
+  private async read(): Promise<number | null> {
     this.pendingBegin = false;
     if (!this.began) {
       // The iteration submitted nothing: no GPU span to measure.

@@ -5,7 +5,7 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  */
-import { commandSchema, type Command, type GpuErrorJson } from '../protocol/commands.js';
+import { commandSchema, isWellFormedCommand, type Command, type GpuErrorJson } from '../protocol/commands.js';
 import { describeZodError } from '../protocol/messages.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
@@ -30,6 +30,12 @@ export interface SessionHost {
   uncaptured(error: GpuErrorJson): void;
   /** A line for the service log, about this job. */
   log(message: string): void;
+}
+
+/** A batch as validated on arrival: its well-formed commands, and what was wrong with the others. */
+interface ParsedBatch {
+  cmds: Command[];
+  malformed: { message: string; id?: number; rid?: number }[];
 }
 
 /** Commands that only let go of things: they still belong to the iteration before them. */
@@ -88,7 +94,9 @@ export class Session {
   /** Queues a batch for replay; batches of one session replay strictly in order. */
   enqueue(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
     this.queuedBatches++;
-    const run = this.queue.then(() => this.replayBatch(rawCommands, payload)).catch((error: Error) => {
+    // Validated on arrival, while earlier batches may still wait for the GPU; replayed in turn.
+    const batch = this.parse(rawCommands);
+    const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
       this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` });
     }).finally(() => { this.queuedBatches--; });
@@ -126,18 +134,26 @@ export class Session {
     this.memory.release(this.jobId);
   }
 
-  private async replayBatch(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
+  private async replayBatch({ cmds, malformed }: ParsedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
-    const cmds = this.parse(rawCommands);
+    this.reportMalformed(malformed);
     if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
       if (!(await this.beginIteration())) return;
     }
     const ctx = this.context(payload);
     this.scopes.openSegment();
     let endAfterBatch = false;
-    for (const cmd of cmds) {
+    // Where the timer may mark an inferred iteration's end early: at the batch's last sync point, if no submit follows.
+    const lastSync = cmds.findLastIndex((c) => SYNC_OPS.has(c.op));
+    const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
+    for (const [index, cmd] of cmds.entries()) {
       if (this.closed) return;
       if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
+      if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
+        endAfterBatch = true;
+        // Read the iteration's time back alongside the job's own wait, so the next iteration never waits for it.
+        if (index === markAt) this.timer?.markEnd();
+      }
       switch (cmd.op) {
         case 'iterationBegin':
           this.scopes.closeSegment();
@@ -172,9 +188,6 @@ export class Session {
           if (error) this.scopes.report(error);
           if (cmd.op === 'submit') this.submittedInIteration = true;
         }
-      }
-      if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
-        endAfterBatch = true;
       }
     }
     this.scopes.closeSegment();
@@ -220,24 +233,38 @@ export class Session {
   }
 
   /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
-  private parse(rawCommands: unknown[]): Command[] {
-    const cmds: Command[] = [];
+  private parse(rawCommands: unknown[]): ParsedBatch {
+    const batch: ParsedBatch = { cmds: [], malformed: [] };
     for (const [index, raw] of rawCommands.entries()) {
+      if (isWellFormedCommand(raw)) {
+        batch.cmds.push(raw as Command);
+        continue;
+      }
       const parsed = commandSchema.safeParse(raw);
       if (parsed.success) {
-        cmds.push(parsed.data);
+        batch.cmds.push(parsed.data);
         continue;
       }
       const op = (raw as { op?: unknown })?.op;
-      const message = `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`;
+      const id = (raw as { id?: unknown })?.id;
+      const rid = (raw as { rid?: unknown })?.rid;
+      batch.malformed.push({
+        message: `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`,
+        id: typeof id === 'number' ? id : undefined,
+        rid: typeof rid === 'number' ? rid : undefined,
+      });
+    }
+    return batch;
+  }
+
+  /** Reports a batch's malformed commands, in its turn: each is a validation error for the job, its id invalid. */
+  private reportMalformed(malformed: ParsedBatch['malformed']): void {
+    for (const { message, id, rid } of malformed) {
       this.host.log(message);
       this.host.uncaptured({ type: 'validation', message });
-      const id = (raw as { id?: unknown })?.id;
-      if (typeof id === 'number' && !this.table.has(id)) this.table.invalidate(id, 'buffer', message);
-      const rid = (raw as { rid?: unknown })?.rid;
-      if (typeof rid === 'number') this.host.replyError(rid, message);
+      if (id !== undefined && !this.table.has(id)) this.table.invalidate(id, 'buffer', message);
+      if (rid !== undefined) this.host.replyError(rid, message);
     }
-    return cmds;
   }
 
   private context(payload: Uint8Array): ReplayContext {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { GpuErrorJson } from './commands.js';
 import type { ServiceEvent } from './api.js';
 import type { GpuInfo, JobState } from './state.js';
+import { compileFastCheck } from './fastCheck.js';
 
 /** Bumped on every incompatible change of frames, envelopes or commands. */
 export const PROTOCOL_VERSION = 1;
@@ -58,6 +59,9 @@ export const jobMessageSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('goodbye'), exitCode: z.number().int() }),
 ]);
 export type JobMessage = z.infer<typeof jobMessageSchema>;
+
+/** True only for a message `jobMessageSchema` accepts as it is (batches, goodbyes); false means "ask zod". */
+export const isWellFormedJobMessage = compileFastCheck(jobMessageSchema) ?? (() => false);
 
 /** Control → service: one method call. */
 export const callSchema = z.object({

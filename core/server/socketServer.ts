@@ -9,10 +9,11 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync } from 'node:fs';
 import { encodeFrame, FrameDecoder, FrameError } from '../protocol/frames.js';
 import {
-  callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
-  type ServerMessage,
+  callSchema, describeZodError, ErrorCode, helloSchema, isWellFormedJobMessage, jobMessageSchema, PROTOCOL_VERSION,
+  type JobMessage, type ServerMessage,
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
+import { writeFrame } from '../platform/frameWriter.js';
 import { ControlError, SERVICE_VERSION, type SalusService } from './service.js';
 import { runControl } from './control.js';
 import type { JobLauncher } from './launcher.js';
@@ -65,7 +66,7 @@ class Connection {
 
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
     if (this.socket.destroyed) return;
-    for (const chunk of encodeFrame(message, payload)) this.socket.write(chunk);
+    writeFrame(this.socket, encodeFrame(message, payload));
   }
 
   private fail(code: number, message: string): void {
@@ -96,7 +97,7 @@ class Connection {
   private onMessage(header: unknown, payload: Uint8Array): void {
     if (!this.role) return this.onHello(header);
     if (this.role === 'control') return void this.onCall(header);
-    const parsed = jobMessageSchema.safeParse(header);
+    const parsed = isWellFormedJobMessage(header) ? { success: true as const, data: header as JobMessage } : jobMessageSchema.safeParse(header);
     if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
     const pending = this.service.handleJobMessage(this.job!, parsed.data, payload);
     const session = this.job?.session;

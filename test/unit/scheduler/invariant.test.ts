@@ -5,18 +5,7 @@ import { POLICY_NAMES, type PolicyName } from '../../../core/protocol/state.js';
 import { createFakeClock } from '../../../core/scheduler/clock.js';
 import { createScheduler } from '../../../core/scheduler/scheduler.js';
 import { settle } from './harness.js';
-
-/** mulberry32: a small seeded PRNG, so a failure replays exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as random } from '../../helpers/prng.js';
 
 const LANES = ['L0', 'L1', 'L2'];
 
