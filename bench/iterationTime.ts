@@ -31,10 +31,17 @@ export interface IterationOptions {
   examples: ExampleSpec[];
 }
 
+/**
+ * The WGSL example at three sizes: its default (≈2 ms iterations here, where the
+ * service's fixed cost per iteration shows), and two where an iteration is
+ * tens and hundreds of milliseconds, as training steps usually are.
+ */
 export const ITERATION_DEFAULTS: IterationOptions = {
   examples: [
-    { name: 'WGSL', file: 'assets/jobs/wgsl-train.js', iterations: 200, warmup: 40, repeats: 5 },
-    { name: 'TF.js', file: 'assets/jobs/tfjs-train.js', iterations: 50, warmup: 15, repeats: 3 },
+    { name: 'WGSL 64×32', file: 'assets/jobs/wgsl-train.js', iterations: 200, warmup: 40, repeats: 5 },
+    { name: 'WGSL 512×64', file: 'assets/jobs/wgsl-train.js', args: ['--batch', '512', '--hidden', '64'], iterations: 80, warmup: 20, repeats: 3 },
+    { name: 'WGSL 2048×128', file: 'assets/jobs/wgsl-train.js', args: ['--batch', '2048', '--hidden', '128'], iterations: 40, warmup: 10, repeats: 3 },
+    { name: 'TF.js', file: 'assets/jobs/tfjs-train.js', iterations: 40, warmup: 10, repeats: 4 },
   ],
 };
 
@@ -59,7 +66,7 @@ function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec): ModeRun {
 async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
   const args = [spec.file, '--iterations', String(spec.iterations), '--log-every', '1', ...(spec.args ?? [])];
   if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args).done, `${spec.name} --local`), spec);
-  const name = `${spec.name}-${k}`;
+  const name = `${spec.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${k}`;
   const run = expectSuccess(await service.run('timed.js', args, ['--name', name]).done, `${spec.name} via salus`);
   const jobs = await service.call<{ name: string; avgIterationMs: number | null }[]>('jobs');
   return { ...parseRun(mode, run, spec), serviceAvgIterationMs: jobs.find((job) => job.name === name)?.avgIterationMs ?? null };
@@ -94,6 +101,8 @@ async function benchExample(service: BenchService, spec: ExampleSpec) {
   };
 }
 
+const signedMs = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(2)} ms`;
+
 /** Runs every example in both modes on one fresh, otherwise idle service. */
 export async function benchIterationTime(options: IterationOptions = ITERATION_DEFAULTS): Promise<BenchResult> {
   const service = await startService();
@@ -102,18 +111,21 @@ export async function benchIterationTime(options: IterationOptions = ITERATION_D
     for (const spec of options.examples) results.push(await benchExample(service, spec));
     const rows: TableRow[] = results.map((r) => ({
       metric: `${r.spec.name} iteration (median / p90)${r.sameNumbers ? '' : ' RESULTS DIFFER'}`,
-      salus: medianP90(r.salus), reference: medianP90(r.local), ratio: `${r.ratio.toFixed(2)} (paired ${r.pairedRatioMedian.toFixed(2)})`,
+      salus: medianP90(r.salus), reference: medianP90(r.local),
+      ratio: `${r.ratio.toFixed(2)} (paired ${r.pairedRatioMedian.toFixed(2)}; ${signedMs(r.salus.median - r.local.median)})`,
       goal: '≤1.10', met: r.sameNumbers && r.ratio <= 1.1,
     }));
     return {
       name: 'iteration time',
-      method: 'Examples run unmodified inside bench/jobs/timed.js with --log-every 1; per-iteration time = gap between consecutive step lines after warm-up; salus run and salus run --local alternate ABBA; ratio = median(salus) / median(local) over all steady iterations; paired = median over repeats of each salus run\'s median / its local partner\'s.',
+      method: 'Examples run unmodified inside bench/jobs/timed.js with --log-every 1 (WGSL at batch×hidden sizes 64×32, its default, 512×64 and 2048×128); per-iteration time = gap between consecutive step lines after warm-up; salus run and salus run --local alternate ABBA; ratio = median(salus) / median(local) over all steady iterations; paired = median over repeats of each salus run\'s median / its local partner\'s; ± ms = what the service adds to a median iteration.',
       rows,
       data: Object.fromEntries(results.map((r) => [r.spec.name, {
         ...r.spec,
         salusMs: rounded(r.salus),
         localMs: rounded(r.local),
         ratio: round(r.ratio),
+        /** What the service adds to a median iteration, in ms. */
+        addedMs: round(r.salus.median - r.local.median),
         ratioP90: round(r.ratioP90),
         pairedRatios: r.pairedRatios.map((x) => round(x)),
         pairedRatioMedian: round(r.pairedRatioMedian),

@@ -13,8 +13,7 @@ import { ObjectTable } from './objects.js';
 import { replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { ReplayError } from './objects.js';
-import { removeBulkFiles } from '../platform/bulkDir.js';
-import { readFileSync, rmSync } from 'node:fs';
+import { removeBulkFiles, takeBulkFile } from '../platform/bulkDir.js';
 import { join } from 'node:path';
 
 /** What the session needs from the service around it. */
@@ -200,17 +199,11 @@ export class Session {
   private readBulk(file: string, length: number): Uint8Array {
     if (!this.bulkDir) throw new ReplayError('this service has no bulk channel; send the bytes in the frame');
     if (!file.startsWith(`${this.jobId}-`)) throw new ReplayError(`bulk file '${file}' does not belong to ${this.jobId}`);
-    const path = join(this.bulkDir, file);
-    let bytes: Buffer;
     try {
-      bytes = readFileSync(path);
+      return takeBulkFile(join(this.bulkDir, file), length);
     } catch (error) {
       throw new ReplayError(`bulk file '${file}' cannot be read: ${(error as Error).message}`);
-    } finally {
-      rmSync(path, { force: true });
     }
-    if (bytes.byteLength !== length) throw new ReplayError(`bulk file '${file}' has ${bytes.byteLength} bytes, not ${length}`);
-    return bytes;
   }
 
   private endMemoryIteration(): void {

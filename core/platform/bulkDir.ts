@@ -5,8 +5,9 @@
  * in 64 KiB reads. Like dawn_wire's shared-memory transfer buffers, it moves
  * bytes with a few large copies; everything else still travels on the socket.
  */
-import { lstatSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { DATA_CHUNK_BYTES } from '../protocol/commands.js';
 
 /** Payloads at least this big go through the bulk channel when one exists. */
 export const BULK_MIN_BYTES = 1024 * 1024;
@@ -59,5 +60,35 @@ export function removeBulkFiles(dir: string, prefix: string): void {
     }
   } catch {
     // The folder is gone or unreadable: nothing of ours to clean.
+  }
+}
+
+/** Reused for every bulk read, so reading a file costs one copy and no fresh pages. */
+let staging = new Uint8Array(0);
+
+/**
+ * Reads the bulk file at `path`, which must hold exactly `lengthBytes`, and
+ * removes it. The bytes are a view into a staging buffer the next call reuses:
+ * copy them (writeBuffer, a mapped range) before reading another file.
+ * Throws with the reason when the file cannot be read or has another size.
+ */
+export function takeBulkFile(path: string, lengthBytes: number): Uint8Array {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, 'r');
+    const sizeBytes = fstatSync(fd).size;
+    if (sizeBytes !== lengthBytes) throw new Error(`it has ${sizeBytes} bytes, not ${lengthBytes}`);
+    // Clients send pieces of at most DATA_CHUNK_BYTES; anything bigger gets a buffer of its own.
+    if (staging.byteLength < lengthBytes && lengthBytes <= DATA_CHUNK_BYTES) staging = new Uint8Array(lengthBytes);
+    const into = staging.byteLength >= lengthBytes ? staging : new Uint8Array(lengthBytes);
+    for (let at = 0; at < lengthBytes;) {
+      const read = readSync(fd, into, at, lengthBytes - at, at);
+      if (read === 0) throw new Error(`it ended after ${at} of ${lengthBytes} bytes`);
+      at += read;
+    }
+    return into.subarray(0, lengthBytes);
+  } finally {
+    if (fd !== null) closeSync(fd);
+    rmSync(path, { force: true });
   }
 }
