@@ -1,0 +1,94 @@
+// The iteration timer on a real device: GPU spans from timestamp queries, read
+// back when the end is marked (early, at the job's sync point, or at `end`).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localNavigatorGpu } from '../../../core/executor/gpu.js';
+import { IterationTimer } from '../../../core/executor/iterationTimer.js';
+
+let gpu: GPU;
+let device: GPUDevice;
+let hasTimestamps = false;
+
+beforeAll(async () => {
+  // The GPU object stays referenced for the whole file (Dawn's instance must outlive pending work).
+  gpu = await localNavigatorGpu();
+  const adapter = await gpu.requestAdapter();
+  if (!adapter) throw new Error('no WebGPU adapter (install chromium for SwiftShader)');
+  hasTimestamps = adapter.features.has('timestamp-query');
+  device = await adapter.requestDevice({ label: 'iteration timer tests', requiredFeatures: hasTimestamps ? ['timestamp-query'] : [] });
+});
+
+afterAll(() => device?.destroy());
+
+/** A command buffer that keeps the GPU busy for a while. */
+function work(): GPUCommandBuffer {
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+      @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+        var s = 0.0;
+        for (var i = 0u; i < 20000u; i++) { s += sin(f32(i + id.x)); }
+        out[id.x] = s;
+      }`,
+  });
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const buffer = device.createBuffer({ size: 64 * 16 * 4, usage: GPUBufferUsage.STORAGE });
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer } }] }));
+  pass.dispatchWorkgroups(16);
+  pass.end();
+  return encoder.finish();
+}
+
+describe('IterationTimer', () => {
+  it('exists exactly where the device can write timestamps', () => {
+    expect(IterationTimer.create(device) !== null).toBe(hasTimestamps);
+  });
+
+  it('measures the GPU span of an iteration, no longer than its wall time', async () => {
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps).toBe(false);
+    for (let round = 0; round < 2; round++) {
+      timer.begin();
+      const t0 = performance.now();
+      device.queue.submit([...timer.takeBeginCommands(), work()]);
+      const gpuMs = await timer.end();
+      const wallMs = performance.now() - t0;
+      expect(gpuMs).not.toBeNull();
+      expect(gpuMs!).toBeGreaterThan(0);
+      expect(gpuMs!).toBeLessThanOrEqual(wallMs);
+    }
+    timer.destroy();
+  });
+
+  it('reads the span once when the end is marked early: end() gives the same reading', async () => {
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps).toBe(false);
+    timer.begin();
+    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    const early = timer.markEnd();
+    expect(timer.markEnd()).toBe(early);
+    const reading = timer.end();
+    expect(reading).toBe(early);
+    expect(await reading).toBeGreaterThan(0);
+    // The next iteration starts clean.
+    timer.begin();
+    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    expect(await timer.end()).toBeGreaterThan(0);
+    timer.destroy();
+  });
+
+  it('gives no span for an iteration that submitted nothing, or one never begun', async () => {
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps).toBe(false);
+    expect(await timer.end()).toBeNull();
+    timer.begin();
+    expect(await timer.end()).toBeNull();
+    // Begin commands are handed out once per iteration.
+    timer.begin();
+    expect(timer.takeBeginCommands()).toHaveLength(1);
+    expect(timer.takeBeginCommands()).toHaveLength(0);
+    device.queue.submit([]);
+    timer.destroy();
+  });
+});
