@@ -16,6 +16,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ServiceStatus } from './desktopApi.js';
 
+/** The app's own socket: where clients find it when no headless service runs (core/platform/socketPath.ts). */
+export { desktopSocketPath } from '../core/platform/socketPath.js';
+
 /** What `salus serve` prints once its socket accepts connections. */
 const LISTENING = /^salus: listening on (.+)$/;
 /** Lines of the service's output kept to explain a crash. */
@@ -69,17 +72,6 @@ export function resolveNodeBinary(context: NodeBinaryContext): string {
  */
 export function serviceCliPath(appPath: string): string {
   return join(appPath.replace(/app\.asar$/, 'app.asar.unpacked'), 'bin', 'salus.js');
-}
-
-/**
- * The desktop app's own socket, beside the per-user default of `salus serve`
- * (`$XDG_RUNTIME_DIR/salus/desktop.sock`, a named pipe on Windows), so a
- * headless service the user runs by hand never collides with the app's.
- */
-export function desktopSocketPath(context: { platform: NodeJS.Platform; env: NodeJS.ProcessEnv; tmpdir: string; user: string }): string {
-  const user = context.user.replace(/[^A-Za-z0-9_.-]/g, '_');
-  if (context.platform === 'win32') return `\\\\.\\pipe\\salus-desktop-${user}`;
-  return join(context.env.XDG_RUNTIME_DIR || join(context.tmpdir, `salus-${user}`), 'salus', 'desktop.sock');
 }
 
 /** `salus serve`'s argv (after the Node binary) for the given options. */

@@ -4,7 +4,7 @@
  * saying what to do and exits non-zero.
  */
 import { parseArgs } from 'node:util';
-import { resolveSocketPath } from '../platform/socketPath.js';
+import { findServiceSocket, resolveSocketPath } from '../platform/socketPath.js';
 import { ServiceConnection } from '../client/connection.js';
 import { runJob } from '../client/run.js';
 import { parseSize } from '../memory/size.js';
@@ -28,7 +28,8 @@ const USAGE = `usage: salus <command> [options]
   priority ID VALUE       change a job's priority
 
 SIZE is bytes or a number with KiB, MiB, GiB. The socket defaults to $SALUS_SOCKET,
-else $XDG_RUNTIME_DIR/salus/salus.sock.`;
+else $XDG_RUNTIME_DIR/salus/salus.sock; clients use the desktop app's service
+($XDG_RUNTIME_DIR/salus/desktop.sock) when only that one is running.`;
 
 class UsageError extends Error {}
 
@@ -45,7 +46,7 @@ function number(value: string | undefined, what: string): number | undefined {
 }
 
 async function control<T>(socket: string | undefined, method: string, ...params: unknown[]): Promise<T> {
-  const connection = await ServiceConnection.open(resolveSocketPath(socket), { role: 'control' });
+  const connection = await ServiceConnection.open(await findServiceSocket(socket), { role: 'control' });
   try {
     return await connection.call<T>(method, ...params);
   } finally {
@@ -92,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       if (!file) throw new UsageError('salus run needs a FILE');
       const iterations = number(values.iterations, '--iterations');
       return runJob({
-        file, args: [...extra, ...jobArgs], socketPath: resolveSocketPath(values.socket), name: values.name, local: values.local,
+        file, args: [...extra, ...jobArgs], socketPath: values.local ? '' : await findServiceSocket(values.socket), name: values.name, local: values.local,
         hints: {
           priority: number(values.priority, '--priority'),
           iterations: iterations === undefined ? undefined : Math.round(iterations),

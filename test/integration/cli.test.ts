@@ -1,6 +1,8 @@
 /** The `salus` CLI against a real service: policy changes, pause and resume, and its errors. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, ROOT, SALUS_BIN, type TestService } from '../helpers/service.js';
 
@@ -79,5 +81,23 @@ describe('job control', () => {
     const nothing = spawnSync(process.execPath, [SALUS_BIN, 'jobs', '--socket', join(service.dir, 'nowhere.sock')], { encoding: 'utf8' });
     expect(nothing.status).toBe(1);
     expect(nothing.stderr).toMatch(/no Salus service is listening at .*salus serve/);
+  });
+});
+
+describe('finding the service', () => {
+  it('reaches the desktop app\'s service from a terminal when no other service runs', async () => {
+    const runtime = mkdtempSync(join(tmpdir(), 'salus-desktop-'));
+    // As the app starts it: on its own socket; the terminal has no SALUS_SOCKET.
+    const desktop = await startService(['--socket', join(runtime, 'salus', 'desktop.sock')], { XDG_RUNTIME_DIR: runtime, SALUS_SOCKET: '' });
+    try {
+      const job = desktop.startJob(['--name', 'from-terminal', join(ROOT, 'test/fixtures/jobs/steps.js'), '--', '--iterations', '3']);
+      const result = await job.done;
+      expect(result.code, job.stdout()).toBe(0);
+      const jobs = await desktop.json<any[]>(['jobs']);
+      expect(jobs.find((j) => j.name === 'from-terminal')).toMatchObject({ state: 'done' });
+    } finally {
+      await desktop.stop();
+      rmSync(runtime, { recursive: true, force: true });
+    }
   });
 });
