@@ -44,7 +44,12 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 
 /** Builds the fast check for `schema`, or null when some part of it is not one this file knows. */
 export function compileFastCheck(schema: z.ZodType): FastCheck | null {
-  return compile(defOf(schema));
+  try {
+    return compile(defOf(schema));
+  } catch {
+    // A definition of a shape this file does not expect (another zod): no fast path, zod does it all.
+    return null;
+  }
 }
 
 function compile(def: Def): FastCheck | null {

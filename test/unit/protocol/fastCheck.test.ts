@@ -139,3 +139,12 @@ describe('fast command check', () => {
     expect(compileFastCheck(z.array(z.record(z.string(), z.string())))).toBeNull();
   });
 });
+
+describe('compileFastCheck on definitions it does not expect', () => {
+  it('gives no fast path rather than failing', () => {
+    const odd = { _zod: { def: { type: 'enum' } } } as unknown as z.ZodType;
+    expect(compileFastCheck(odd)).toBeNull();
+    const oddObject = { _zod: { def: { type: 'object' } } } as unknown as z.ZodType;
+    expect(compileFastCheck(oddObject)).toBeNull();
+  });
+});
