@@ -199,16 +199,26 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   createComputePipeline(ctx, cmd) {
-    const descriptor: GPUComputePipelineDescriptor = {
+    const describe = (): GPUComputePipelineDescriptor => ({
       label: cmd.label,
       layout: cmd.layout === 'auto' ? 'auto' : ctx.table.get(cmd.layout, 'pipelineLayout').obj,
       compute: { module: ctx.table.get(cmd.module, 'shaderModule').obj, entryPoint: cmd.entryPoint, constants: cmd.constants },
-    };
+    });
     if (cmd.rid === undefined) {
-      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: ctx.device.createComputePipeline(descriptor) });
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: ctx.device.createComputePipeline(describe()) });
       return;
     }
     const rid = cmd.rid;
+    let descriptor: GPUComputePipelineDescriptor;
+    try {
+      descriptor = describe();
+    } catch (error) {
+      // createComputePipelineAsync rejects with a GPUPipelineError, as for any invalid descriptor.
+      const message = (error as Error).message;
+      ctx.table.invalidate(cmd.id, 'computePipeline', message);
+      ctx.reply(rid, { error: { type: 'validation', message } });
+      return;
+    }
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
@@ -410,12 +420,21 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
 export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
   const handler = handlers[cmd.op] as Handler<CommandOp> | undefined;
   if (!handler) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
+  // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
+  const rid = (cmd as { rid?: number }).rid;
+  let answered = false;
+  const tracked: ReplayContext = rid === undefined ? ctx : {
+    ...ctx,
+    reply: (to, result, bytes) => { answered ||= to === rid; ctx.reply(to, result, bytes); },
+    replyError: (to, message, gpu) => { answered ||= to === rid; ctx.replyError(to, message, gpu); },
+  };
   try {
-    handler(ctx, cmd as never);
+    handler(tracked, cmd as never);
     return null;
   } catch (error) {
     const kind = CREATES[cmd.op];
     const message = (error as Error).message;
+    if (rid !== undefined && !answered) ctx.replyError(rid, `${cmd.op}: ${message}`);
     const field = ENCODER_OPS[cmd.op];
     const encoder = field ? ctx.table.encoderOf((cmd as unknown as Record<string, number>)[field]) : null;
     if (encoder) {

@@ -5,10 +5,9 @@
  * running meanwhile finishes with the right result.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
-import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { rawSocket as raw, sendFrame as send, until } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
@@ -18,32 +17,6 @@ afterEach(async () => {
   service = null;
 });
 
-
-/** A raw socket that collects the frames the service answers. */
-async function raw(path: string): Promise<{ socket: Socket; frames: any[]; closed: Promise<void> }> {
-  const socket = connect(path);
-  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
-  const decoder = new FrameDecoder();
-  const frames: any[] = [];
-  socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-  socket.on('error', () => undefined);
-  return { socket, frames, closed };
-}
-
-function send(socket: Socket, header: unknown, payload: Uint8Array[] = []): void {
-  for (const chunk of encodeFrame(header, payload)) socket.write(chunk);
-}
-
-async function until<T>(fn: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('bad input', () => {
   it('garbage on the socket while a job runs: clear errors, the job finishes right', async () => {

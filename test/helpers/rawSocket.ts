@@ -1,0 +1,31 @@
+/** Talking to the service on a bare socket, the way a broken or hostile job would. */
+import { connect, type Socket } from 'node:net';
+import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+
+/** A raw connection that collects every frame header the service sends. */
+export async function rawSocket(path: string): Promise<{ socket: Socket; frames: any[]; closed: Promise<void> }> {
+  const socket = connect(path);
+  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  const decoder = new FrameDecoder();
+  const frames: any[] = [];
+  socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.on('error', () => undefined);
+  return { socket, frames, closed };
+}
+
+/** Writes one frame. */
+export function sendFrame(socket: Socket, header: unknown, payload: Uint8Array[] = []): void {
+  for (const chunk of encodeFrame(header, payload)) socket.write(chunk);
+}
+
+/** Polls `check` until it returns something truthy; fails with `what` after `timeoutMs`. */
+export async function until<T>(check: () => T | undefined | null | false, what = 'a condition', timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
