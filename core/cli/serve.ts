@@ -24,6 +24,9 @@ export interface ServeOptions {
   jobsDir?: string;
 }
 
+/** The exit code of a service whose GPU device was lost. */
+export const EXIT_GPU_LOST = 3;
+
 /** Starts everything; resolves once the service listens. */
 export async function serve(options: ServeOptions): Promise<SalusService> {
   const policy = (options.policy ?? 'FIFO').toUpperCase();
@@ -54,7 +57,9 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     const http = await startHttp(service, launcher, options.http);
     process.stdout.write(`salus: panel at ${http.url}\n`);
   }
+  let stopping = false;
   const stop = (signal: string) => {
+    stopping = true;
     service.log(`salus: ${signal}: shutting down`);
     server.close();
     service.dispose();
@@ -64,12 +69,25 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     } catch {
       // Already gone.
     }
-    process.exit(0);
+    process.exit(process.exitCode ?? 0);
   };
   // One job's failure must not end the service for everyone: log what escaped and keep serving.
   process.on('unhandledRejection', (reason) => {
     service.log(`salus: internal error (kept serving): ${(reason as Error)?.stack ?? String(reason)}`);
   });
+  // A lost device does not come back: tell every job, then exit for a supervisor (the desktop app,
+  // systemd) to start a service on a fresh one.
+  void gpu.device.lost.then((info) => {
+    if (stopping) return;
+    server.close();
+    service.loseGpu(info.message || `reason ${info.reason}`);
+    setTimeout(() => stop('GPU device lost'), 200).unref();
+    process.exitCode = EXIT_GPU_LOST;
+  });
+  if (process.env.SALUS_TEST_HOOKS === '1') {
+    // Tests only: SIGUSR2 loses the device, as a driver reset would.
+    process.on('SIGUSR2', () => gpu.device.destroy());
+  }
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
   return service;

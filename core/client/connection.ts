@@ -46,6 +46,8 @@ export class ServiceConnection extends EventEmitter {
   private payloadBytes = 0;
   private closedError: Error | null = null;
   private flushScheduled: NodeJS.Immediate | null = null;
+  /** What the service said when it declared the device lost (kill, a lost GPU). */
+  private lostMessage: string | null = null;
   private deviceDestroyed = false;
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
@@ -259,6 +261,7 @@ export class ServiceConnection extends EventEmitter {
       } else if (message.t === 'error' && !this.welcome) {
         this.onClose(new ServiceError(`salus: ${message.message}`, message.code));
       } else {
+        if (message.t === 'lost') this.lostMessage = message.message;
         this.emit('message', message);
       }
     }
@@ -266,7 +269,8 @@ export class ServiceConnection extends EventEmitter {
 
   private onClose(error: Error | null): void {
     if (this.closedError) return;
-    this.closedError = error ?? new ServiceError('salus: the connection to the service closed', 0);
+    // After the service said why the device is lost, that is why every pending call fails.
+    this.closedError = error ?? new ServiceError(`salus: ${this.lostMessage ?? 'the connection to the service closed'}`, 0);
     for (const waiter of this.pending.values()) waiter.reject(this.closedError);
     this.pending.clear();
     this.emit('close', error);

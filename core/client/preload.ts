@@ -62,7 +62,7 @@ process.on('exit', (code) => goodbye(code));
 const jobId = connection.welcome.jobId ?? 'job';
 let wasQueued = false;
 connection.on('message', (message: { t: string; reason?: string; message?: string; state?: string }) => {
-  if (message.t === 'lost' && message.reason === 'destroyed') {
+  if (message.t === 'lost') {
     process.stderr.write(`salus: ${message.message ?? 'the service ended this job'}\n`);
   } else if (message.t === 'state' && message.state === 'queued') {
     wasQueued = true;

@@ -152,6 +152,25 @@ export class SalusService extends EventEmitter {
     }
   }
 
+  /**
+   * The shared GPU device was lost (a driver reset, the GPU gone): every job's
+   * device is lost with it. Each job is told (its `device.lost` resolves with
+   * `message`), hung up on and failed; its memory goes with the device. The
+   * caller then exits so that a supervisor starts a service on a fresh device.
+   */
+  loseGpu(message: string): void {
+    const reason = `the GPU device was lost: ${message}`;
+    this.log(`salus: ${reason}; every job on it is failed`);
+    for (const job of this.jobs.values()) {
+      if (FINAL_STATES.includes(job.state)) continue;
+      const peer = job.peer;
+      peer?.send({ t: 'lost', reason: 'unknown', message: reason });
+      job.closedAt = Date.now();
+      this.finish(job, 'failed', reason);
+      peer?.close();
+    }
+  }
+
   kill(id: string): void {
     const job = this.job(id);
     if (FINAL_STATES.includes(job.state)) return;

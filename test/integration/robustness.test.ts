@@ -120,4 +120,20 @@ describe('bad input', () => {
     const next = await service.cli(['run', join(FIXTURES, 'steps.js'), '--', '--iterations', '3']);
     expect(next.code, next.stderr).toBe(0);
   });
+
+  it('a lost GPU device fails every job with the reason, and the service exits for a supervisor to restart it', async () => {
+    service = await startService(['--memory', '64MiB'], { SALUS_TEST_HOOKS: '1' });
+    const job = service.startJob(['--name', 'on-lost-gpu', join(FIXTURES, 'steps.js'), '--', '--iterations', '100000', '--work', '8']);
+    await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'on-lost-gpu' && j.iterations.done >= 2));
+    const exited = new Promise<number | null>((resolve) => service!.process.once('exit', (code) => resolve(code)));
+    service.process.kill('SIGUSR2'); // Test hook: the device is lost, as in a driver reset.
+    expect(await exited).toBe(3);
+    expect(service.log()).toMatch(/the GPU device was lost/);
+    expect(service.log()).toMatch(/job-1 failed: the GPU device was lost/);
+    const result = await job.done;
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/the GPU device was lost/);
+    // The job's pending call fails with that reason too, not a bare "connection closed".
+    expect(result.stderr).not.toMatch(/connection to the service closed/);
+  });
 });
