@@ -93,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       if (!file) throw new UsageError('salus run needs a FILE');
       const iterations = number(values.iterations, '--iterations');
       return runJob({
-        file, args: [...extra, ...jobArgs], socketPath: values.local ? '' : await findServiceSocket(values.socket), name: values.name, local: values.local,
+        file, args: [...extra, ...jobArgs], socketPath: values.local ? resolveSocketPath(values.socket) : await findServiceSocket(values.socket), name: values.name, local: values.local,
         hints: {
           priority: number(values.priority, '--priority'),
           iterations: iterations === undefined ? undefined : Math.round(iterations),

@@ -66,7 +66,7 @@ export class ServiceConnection extends EventEmitter {
       s.once('connect', () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) => {
         const hint = error.code === 'ENOENT' || error.code === 'ECONNREFUSED'
-          ? `no Salus service is listening at ${socketPath}. Start one with \`salus serve\` (or set SALUS_SOCKET / --socket).`
+          ? `no Salus service is listening at ${socketPath}. Start one with \`salus serve\` or open Salus Desktop (or set SALUS_SOCKET / --socket).`
           : `cannot connect to ${socketPath}: ${error.message}`;
         reject(new ServiceError(`salus: ${hint}`, 0));
       });

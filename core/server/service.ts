@@ -162,12 +162,7 @@ export class SalusService extends EventEmitter {
     const reason = `the GPU device was lost: ${message}`;
     this.log(`salus: ${reason}; every job on it is failed`);
     for (const job of this.jobs.values()) {
-      if (FINAL_STATES.includes(job.state)) continue;
-      const peer = job.peer;
-      peer?.send({ t: 'lost', reason: 'unknown', message: reason });
-      job.closedAt = Date.now();
-      this.finish(job, 'failed', reason);
-      peer?.close();
+      if (!FINAL_STATES.includes(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
     }
   }
 
@@ -175,12 +170,7 @@ export class SalusService extends EventEmitter {
     const job = this.job(id);
     if (FINAL_STATES.includes(job.state)) return;
     job.killed = true;
-    job.peer?.send({ t: 'lost', reason: 'destroyed', message: 'the job was killed (salus kill)' });
-    const peer = job.peer;
-    job.closedAt = Date.now();
-    this.detach(job);
-    this.finish(job, 'killed', 'killed');
-    peer?.close();
+    this.endWithLostDevice(job, 'destroyed', 'the job was killed (salus kill)', 'killed', 'killed');
     if (job.pid && job.pid !== process.pid) {
       try {
         process.kill(job.pid, 'SIGTERM');
@@ -403,6 +393,17 @@ export class SalusService extends EventEmitter {
   private finishFromExit(job: JobRecord): void {
     if (job.exitCode === 0) this.finish(job, 'done', null);
     else this.finish(job, 'failed', job.error ?? `the job exited with code ${job.exitCode}`);
+  }
+
+  /** Tells the job its device is lost (why), ends it in `state` and hangs up; its memory returns. */
+  private endWithLostDevice(job: JobRecord, reason: 'destroyed' | 'unknown', message: string, state: 'failed' | 'killed', error: string): void {
+    const peer = job.peer;
+    peer?.send({ t: 'lost', reason, message });
+    job.closedAt = Date.now();
+    // Unconditionally: a queued job has no session or lane, but must leave the waiting list.
+    this.detach(job);
+    this.finish(job, state, error);
+    peer?.close();
   }
 
   private finish(job: JobRecord, state: 'done' | 'failed' | 'killed', error: string | null): void {
