@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
+import type { DeviceEvents } from './remote/channel.js';
 import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
 import { writeFrame } from '../platform/frameWriter.js';
 import { writeFileSync } from 'node:fs';
@@ -46,9 +47,13 @@ export class ServiceConnection extends EventEmitter {
   private payloadBytes = 0;
   private closedError: Error | null = null;
   private flushScheduled: NodeJS.Immediate | null = null;
-  /** What the service said when it declared the device lost (kill, a lost GPU). */
+  /** What the service said when it declared the job's devices lost (kill, a lost GPU). */
   private lostMessage: string | null = null;
-  private deviceDestroyed = false;
+  /** The device the service replays commands for now (it switches at each `useDevice`). */
+  private currentDevice = 0;
+  private nextDeviceId = 1;
+  /** The job's devices, for the messages about one of them; weak, so a dropped device is forgotten. */
+  private readonly devices = new Map<number, WeakRef<DeviceEvents>>();
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
 
@@ -87,19 +92,14 @@ export class ServiceConnection extends EventEmitter {
     return this.closedError;
   }
 
-  /**
-   * Whether the job's device is lost: destroyed by the job, or the service is
-   * gone. From then on nothing is sent and replies are refused at once; the
-   * remote GPU answers each call as WebGPU does on a lost device.
-   */
-  get deviceLost(): boolean {
-    return this.deviceDestroyed || this.closedError !== null;
+  /** A fresh device id for this connection (the first is 1). */
+  allocateDeviceId(): number {
+    return this.nextDeviceId++;
   }
 
-  /** `device.destroy()`: sends what is pending (the caller's last command included), then nothing more. */
-  markDeviceDestroyed(): void {
-    this.flush();
-    this.deviceDestroyed = true;
+  /** Routes `uncaptured` and `lost` messages about device `id` to `events`. */
+  registerDevice(id: number, events: DeviceEvents): void {
+    this.devices.set(id, new WeakRef(events));
   }
 
   /** A fresh object id for this connection. */
@@ -118,12 +118,25 @@ export class ServiceConnection extends EventEmitter {
     this.write(header, payload);
   }
 
-  /** Appends a command to the batch; `data` is attached to the payload and referenced by the command. */
+  /**
+   * Appends a command that belongs to no device (iteration marks of the job
+   * SDK) to the batch; `data` is attached to the payload and referenced by the command.
+   */
   record(cmd: Command): void {
-    if (this.deviceDestroyed) return;
     if (this.cmds.length === 0) this.scheduleFlush();
     this.cmds.push(cmd);
     if (this.cmds.length >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+  }
+
+  /**
+   * Appends a command of device `deviceId`, naming the device first when the
+   * previous command was another's. The service keeps the current device across
+   * batches, as this side does.
+   */
+  recordFor(deviceId: number, cmd: Command): void {
+    if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.record({ op: 'useDevice', device: deviceId });
+    this.currentDevice = deviceId;
+    this.record(cmd);
   }
 
   /**
@@ -196,7 +209,6 @@ export class ServiceConnection extends EventEmitter {
   /** Registers a reply handler for `rid` (the command carrying it is recorded by the caller). */
   expectReply(rid: number): Promise<{ result: unknown; payload: Uint8Array }> {
     if (this.closedError) return Promise.reject(this.closedError);
-    if (this.deviceDestroyed) return Promise.reject(new ServiceError('salus: the device was destroyed', 0));
     // Keep the process alive only while it waits for the service (see updateRef).
     this.socket.ref();
     return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));
@@ -262,17 +274,30 @@ export class ServiceConnection extends EventEmitter {
         this.onClose(new ServiceError(`salus: ${message.message}`, message.code));
       } else {
         if (message.t === 'lost') this.lostMessage = message.message;
+        this.routeToDevices(message);
         this.emit('message', message);
       }
     }
   }
 
+  /** An uncaptured error goes to its device (the first, from a service that names none); a loss to all. */
+  private routeToDevices(message: ServerMessage): void {
+    if (message.t === 'uncaptured') {
+      const target = this.devices.get(message.device ?? 1)?.deref();
+      target?.uncaptured(message.error);
+    } else if (message.t === 'lost') {
+      for (const ref of this.devices.values()) ref.deref()?.lost(message.reason, message.message);
+    }
+  }
+
   private onClose(error: Error | null): void {
     if (this.closedError) return;
-    // After the service said why the device is lost, that is why every pending call fails.
+    // After the service said why the devices are lost, that is why every pending call fails.
     this.closedError = error ?? new ServiceError(`salus: ${this.lostMessage ?? 'the connection to the service closed'}`, 0);
     for (const waiter of this.pending.values()) waiter.reject(this.closedError);
     this.pending.clear();
+    const message = error?.message ?? 'the connection to the Salus service closed';
+    for (const ref of this.devices.values()) ref.deref()?.lost('unknown', message);
     this.emit('close', error);
     this.socket.destroy();
   }

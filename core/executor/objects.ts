@@ -1,9 +1,11 @@
 /**
  * A session's object table: the job's ids mapped to real objects on the shared
  * device. Ids live in one session only, so a job can never name another job's
- * objects. An id whose creation failed on our side (out of memory, an unknown
- * reference) maps to an invalid entry: using it is a validation error, as using
- * an error object is in WebGPU.
+ * objects. Each object belongs to the job's device that made it (the current
+ * device when it was created); using it while another of the job's devices is
+ * current is the validation error a local device gives. An id whose creation
+ * failed on our side (out of memory, an unknown reference) maps to an invalid
+ * entry: using it is a validation error, as using an error object is in WebGPU.
  */
 import type { BufferLease } from '../memory/memoryManager.js';
 
@@ -43,7 +45,10 @@ export interface EncoderState {
   passes: number[];
 }
 
-export type Entry =
+/** Any entry; `device` is the job's device that owns it (set by the table). */
+export type Entry = EntryBody & { device?: number };
+
+type EntryBody =
   | BufferEntry
   | { kind: 'shaderModule'; obj: GPUShaderModule }
   | { kind: 'bindGroupLayout'; obj: GPUBindGroupLayout }
@@ -75,7 +80,9 @@ export interface DeviceConfig {
 
 export class ObjectTable {
   private readonly entries = new Map<number, Entry>();
-  /** The job's own features and limits; null until it says (then only the shared device's apply). */
+  /** The job's device that commands are replayed for now (its id from `configureDevice`). */
+  deviceId = 1;
+  /** That device's own features and limits; null until it says (then only the shared device's apply). */
   device: DeviceConfig | null = null;
 
   get size(): number {
@@ -84,6 +91,7 @@ export class ObjectTable {
 
   /** Registers a created object. Reusing a live id is a protocol violation, reported as a validation error. */
   set(id: number, entry: Entry): void {
+    entry.device = this.deviceId;
     this.entries.set(id, entry);
   }
 
@@ -93,7 +101,7 @@ export class ObjectTable {
 
   /** Marks `id` as a failed creation of `kind`. */
   invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
-    this.entries.set(id, { kind: 'invalid', of: kind, message, encoder });
+    this.entries.set(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
   }
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
@@ -104,6 +112,9 @@ export class ObjectTable {
       throw new ReplayError(`invalid ${NAMES[entry.of]} (id ${id}) used: ${entry.message}`);
     }
     if (entry.kind !== kind) throw new ReplayError(`id ${id} is a ${NAMES[(entry as { kind: EntryKind }).kind]}, not a ${NAMES[kind]}`);
+    if (entry.device !== this.deviceId) {
+      throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${entry.device}, and cannot be used with its device ${this.deviceId}`);
+    }
     return entry as EntryOf<K>;
   }
 
@@ -129,9 +140,11 @@ export class ObjectTable {
     return this.entries.values();
   }
 
-  /** A snapshot of [id, entry] pairs (safe to change the table while walking it). */
-  list(): Array<[number, Entry]> {
-    return [...this.entries];
+  /** The ids of device `deviceId`'s objects. */
+  idsOf(deviceId: number): number[] {
+    const ids: number[] = [];
+    for (const [id, entry] of this.entries) if (entry.device === deviceId) ids.push(id);
+    return ids;
   }
 
   clear(): void {

@@ -65,10 +65,6 @@ function jobLimit(ctx: ReplayContext, key: string): number {
 }
 
 const handlers: { [K in CommandOp]?: Handler<K> } = {
-  configureDevice(ctx, cmd) {
-    ctx.table.device = { features: new Set(cmd.features), limits: cmd.limits };
-  },
-
   createBuffer(ctx, cmd) {
     const mappedAtCreation = Boolean(cmd.mappedAtCreation);
     if (cmd.size > jobLimit(ctx, 'maxBufferSize')) {
@@ -98,8 +94,11 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   destroyDevice(ctx) {
-    for (const [id] of ctx.table.list()) destroyEntry(ctx, id);
-    ctx.table.clear();
+    // The current device's objects only: the job's other devices keep theirs.
+    for (const id of ctx.table.idsOf(ctx.table.deviceId)) {
+      destroyEntry(ctx, id);
+      ctx.table.delete(id);
+    }
   },
 
   writeBuffer(ctx, cmd) {

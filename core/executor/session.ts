@@ -9,7 +9,7 @@ import { commandSchema, isWellFormedCommand, type Command, type GpuErrorJson } f
 import { describeZodError } from '../protocol/messages.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
-import { ObjectTable } from './objects.js';
+import { ObjectTable, type DeviceConfig } from './objects.js';
 import { replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { ReplayError } from './objects.js';
@@ -25,8 +25,8 @@ export interface SessionHost {
   /** A reply for the job (`rid`), with optional bytes. */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
-  /** An error no scope of the job captured. */
-  uncaptured(error: GpuErrorJson): void;
+  /** An error no scope of the job's device `deviceId` captured. */
+  uncaptured(error: GpuErrorJson, deviceId: number): void;
   /** A line for the service log, about this job. */
   log(message: string): void;
 }
@@ -37,6 +37,16 @@ interface ParsedBatch {
   malformed: { message: string; id?: number; rid?: number }[];
 }
 
+/** One of the job's devices: its own error scopes and its own features and limits. */
+interface JobDevice {
+  id: number;
+  scopes: ErrorScopes;
+  config: DeviceConfig | null;
+}
+
+/** Devices a job may hold at once (each costs the service little, but not nothing). */
+export const MAX_DEVICES_PER_JOB = 1024;
+
 /** Commands that only let go of things: they still belong to the iteration before them. */
 const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'readMapped', 'writeMapped']);
 
@@ -45,7 +55,9 @@ const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope'
 
 export class Session {
   private readonly table = new ObjectTable();
-  private readonly scopes: ErrorScopes;
+  /** The job's live devices by id (a destroyed one leaves), and the one its commands are for now. */
+  private readonly devices = new Map<number, JobDevice>();
+  private current: JobDevice;
   private queue: Promise<void> = Promise.resolve();
   private queuedBatches = 0;
   private closed = false;
@@ -77,7 +89,17 @@ export class Session {
     /** The bulk channel's folder, where this job may leave large payloads as files. */
     private readonly bulkDir: string | null = null,
   ) {
-    this.scopes = new ErrorScopes(device, (error) => host.uncaptured(error));
+    this.current = this.addDevice(1);
+  }
+
+  /** The error scopes of the device the job's commands are for now. */
+  private get scopes(): ErrorScopes {
+    return this.current.scopes;
+  }
+
+  /** How many devices the job holds (created and not destroyed). */
+  get deviceCount(): number {
+    return this.devices.size;
   }
 
   /** Batches received and not yet replayed (for backpressure on the socket). */
@@ -97,7 +119,7 @@ export class Session {
     const batch = this.parse(rawCommands);
     const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
-      this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` });
+      this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.current.id);
     }).finally(() => { this.queuedBatches--; });
     this.queue = run;
     return run;
@@ -167,6 +189,17 @@ export class Session {
           if (cmd.rid !== undefined) this.host.reply(cmd.rid, {});
           this.scopes.openSegment();
           continue;
+        case 'configureDevice':
+          this.switchDevice(cmd.device ?? 1, { features: new Set(cmd.features), limits: cmd.limits });
+          continue;
+        case 'useDevice':
+          this.switchDevice(cmd.device, null);
+          continue;
+        case 'destroyDevice':
+          replay(ctx, cmd);
+          // Its scopes stay current until the next device is named: nothing more comes for this one.
+          this.devices.delete(this.current.id);
+          continue;
         case 'pushErrorScope':
           this.scopes.closeSegment();
           this.scopes.push(cmd.filter);
@@ -193,6 +226,38 @@ export class Session {
     // A batch of releases alone (e.g. objects the job's GC let go of) does not end the memory side:
     // the job's own frees of this iteration's buffers may still come.
     if (endAfterBatch) await this.endIteration();
+  }
+
+  private addDevice(id: number): JobDevice {
+    const device: JobDevice = { id, scopes: new ErrorScopes(this.device, (error) => this.host.uncaptured(error, id)), config: null };
+    this.devices.set(id, device);
+    return device;
+  }
+
+  /**
+   * Makes device `id` the one the job's commands are for: a new device when
+   * `config` is given (its `configureDevice`), else one the job already has.
+   * The open error-scope segment belongs to the device before, so it closes first.
+   */
+  private switchDevice(id: number, config: DeviceConfig | null): void {
+    let next = this.devices.get(id);
+    if (!next && !config) {
+      this.scopes.report({ type: 'validation', message: `useDevice: the job has no device ${id} (never created, or destroyed)` });
+      return;
+    }
+    if (!next && this.devices.size >= MAX_DEVICES_PER_JOB) {
+      this.scopes.report({ type: 'validation', message: `configureDevice: a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` });
+      return;
+    }
+    if (next !== this.current) {
+      this.scopes.closeSegment();
+      next ??= this.addDevice(id);
+      this.current = next;
+      this.scopes.openSegment();
+    }
+    if (config) this.current.config = config;
+    this.table.deviceId = id;
+    this.table.device = this.current.config;
   }
 
   /** Reads and removes one of this job's bulk files; only the job's own names are accepted. */
@@ -254,7 +319,7 @@ export class Session {
   private reportMalformed(malformed: ParsedBatch['malformed']): void {
     for (const { message, id, rid } of malformed) {
       this.host.log(message);
-      this.host.uncaptured({ type: 'validation', message });
+      this.host.uncaptured({ type: 'validation', message }, this.current.id);
       if (id !== undefined && !this.table.has(id)) this.table.invalidate(id, 'buffer', message);
       if (rid !== undefined) this.host.replyError(rid, message);
     }

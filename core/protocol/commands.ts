@@ -1,7 +1,8 @@
 /**
  * The GPU commands a job sends in a batch, defined once for the client that
  * records them and the executor that replays them. Object ids are allocated by
- * the client (per connection, from 1), so calls pipeline without round trips;
+ * the client (per connection, from 1, across all of the job's devices), so
+ * calls pipeline without round trips;
  * commands that await carry a request id `rid` and get exactly one reply.
  * Bytes travel in the frame's payload: `data: [offset, length]` points into it.
  */
@@ -49,15 +50,20 @@ const timestampWrites = z.object({
 /** Every command, discriminated by `op`. */
 export const commandSchema = z.discriminatedUnion('op', [
   /**
-   * First command of a job's device: the features and limits it was created with
-   * (WebGPU's defaults, raised where the job asked). The shared device has more;
-   * the executor holds the job to these where Dawn would not.
+   * First command of each of the job's devices (ids allocated by the job, from 1;
+   * 1 when absent): the features and limits it was created with (WebGPU's
+   * defaults, raised where the job asked). The shared device has more; the
+   * executor holds the job to these where Dawn would not. Commands after it are
+   * this device's.
    */
   z.object({
     op: z.literal('configureDevice'),
+    device: id.max(0xffffffff).optional(),
     features: z.array(z.string().max(128)).max(256),
     limits: z.record(z.string().max(128), z.number()),
   }),
+  /** Commands after this one are device `device`'s (until the next useDevice or configureDevice). */
+  z.object({ op: z.literal('useDevice'), device: id.max(0xffffffff) }),
   z.object({ op: z.literal('createBuffer'), id, size: u64, usage: u32, mappedAtCreation: z.boolean().optional(), label }),
   z.object({ op: z.literal('destroy'), id }),
   /** The job dropped its last reference to `id` (its garbage collector ran): free it as a browser would. */
@@ -103,7 +109,7 @@ export const commandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('pushErrorScope'), filter: z.enum(['validation', 'out-of-memory', 'internal']) }),
   z.object({ op: z.literal('popErrorScope'), rid }),
   z.object({ op: z.literal('setLabel'), id, label: z.string().max(1024) }),
-  /** `device.destroy()`: every buffer and query set of the job goes now; the job sends nothing after it. */
+  /** `device.destroy()` of the current device: its buffers and query sets go now; the job sends nothing more for it. */
   z.object({ op: z.literal('destroyDevice') }),
   /** Job SDK: an iteration starts here and must wait for its lane. */
   z.object({ op: z.literal('iterationBegin') }),

@@ -10,7 +10,7 @@ import type { GpuInfo, JobState } from './state.js';
 import { compileFastCheck } from './fastCheck.js';
 
 /** Bumped on every incompatible change of frames, envelopes or commands. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Error codes of `error` frames and failed replies; named, grouped by range. */
 export const ErrorCode = {
@@ -85,7 +85,8 @@ export interface AdapterDescription {
 export type ServerMessage =
   | { t: 'welcome'; protocol: number; jobId?: string; adapter: AdapterDescription; version: string; bulkDir?: string | null }
   | { t: 'reply'; rid: number; result?: unknown; error?: { code: number; message: string; gpu?: GpuErrorJson; name?: string } }
-  | { t: 'uncaptured'; error: GpuErrorJson }
+  /** An error none of device `device`'s scopes captured (ids as in `configureDevice`). */
+  | { t: 'uncaptured'; error: GpuErrorJson; device: number }
   | { t: 'lost'; reason: 'destroyed' | 'unknown'; message: string }
   | { t: 'state'; state: JobState; message?: string }
   | { t: 'event'; event: ServiceEvent }

@@ -11,7 +11,7 @@ import { createMemoryManager, type MemoryManager } from '../memory/memoryManager
 import { deviceAllocator } from '../memory/allocator.js';
 import { formatBytes } from '../memory/size.js';
 import { createScheduler, type Scheduler } from '../scheduler/index.js';
-import { Session } from '../executor/session.js';
+import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
@@ -295,9 +295,29 @@ export class SalusService extends EventEmitter {
     return job;
   }
 
+  /**
+   * A job's requestDevice. Its first waits for admission; later ones (a job may
+   * hold many devices, all counted as this one job) are answered at once, or
+   * with the first once that is admitted.
+   */
   private requestDevice(job: JobRecord, rid: number): void {
-    if (job.session || job.admit) {
-      job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: 'this job already requested its device' } });
+    const deviceInfo = { limits: this.options.gpu.limits, features: this.options.gpu.info.features };
+    if (FINAL_STATES.includes(job.state)) {
+      job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: `this job has ended (${job.state})${job.error ? `: ${job.error}` : ''}` } });
+      return;
+    }
+    if (job.session) {
+      if (job.session.deviceCount >= MAX_DEVICES_PER_JOB) {
+        job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: `a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` } });
+      } else {
+        job.peer?.send({ t: 'reply', rid, result: deviceInfo });
+      }
+      return;
+    }
+    if (job.admit && job.refuse) {
+      const [admit, refuse] = [job.admit, job.refuse];
+      job.admit = (laneId) => { admit(laneId); job.peer?.send({ t: 'reply', rid, result: deviceInfo }); };
+      job.refuse = (reason) => { job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } }); refuse(reason); };
       return;
     }
     job.admit = (laneId) => {
@@ -309,7 +329,7 @@ export class SalusService extends EventEmitter {
       this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
       this.log(`salus: ${job.id} admitted to ${laneId}`);
       job.peer?.send({ t: 'state', state: 'running' });
-      job.peer?.send({ t: 'reply', rid, result: { limits: this.options.gpu.limits, features: this.options.gpu.info.features } });
+      job.peer?.send({ t: 'reply', rid, result: deviceInfo });
       this.markDirty('jobs');
     };
     job.refuse = (reason) => {
@@ -358,7 +378,7 @@ export class SalusService extends EventEmitter {
       },
       reply: (rid, result, payload) => job.peer?.send({ t: 'reply', rid, result: result ?? null }, payload),
       replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
-      uncaptured: (error) => job.peer?.send({ t: 'uncaptured', error }),
+      uncaptured: (error, device) => job.peer?.send({ t: 'uncaptured', error, device }),
       log: (message) => this.log(`salus: ${job.id}: ${message}`),
     }, this.options.bulkDir ?? null);
   }

@@ -1,5 +1,5 @@
-/** What every remote GPU object shares: its connection, its id and its label. */
-import type { ServiceConnection } from '../connection.js';
+/** What every remote GPU object shares: its device's channel, its id and its label. */
+import type { DeviceChannel } from './channel.js';
 
 /** Thrown for WebGPU features outside the compute subset that the service replays. */
 export function unsupported(what: string): never {
@@ -11,18 +11,18 @@ export function unsupported(what: string): never {
  * real one (as dawn_wire's client does): a long job that drops bind groups,
  * encoders or buffers without `destroy()` leaks nothing on the shared device.
  */
-const released = new FinalizationRegistry<{ connection: ServiceConnection; id: number }>(({ connection, id }) => {
-  connection.release(id);
+const released = new FinalizationRegistry<{ channel: DeviceChannel; id: number }>(({ channel, id }) => {
+  channel.release(id);
 });
 
 /** A remote object: its id names the real object in the job's session on the service. */
 export class RemoteObject {
   #label: string;
 
-  constructor(readonly connection: ServiceConnection, readonly id: number, label: string | undefined) {
+  constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined) {
     this.#label = label ?? '';
     // Id 0 is the queue, which lives as long as the device.
-    if (id !== 0) released.register(this, { connection, id });
+    if (id !== 0) released.register(this, { channel, id });
   }
 
   get label(): string {
@@ -31,7 +31,7 @@ export class RemoteObject {
 
   set label(value: string) {
     this.#label = String(value);
-    this.connection.record({ op: 'setLabel', id: this.id, label: this.#label });
+    this.channel.record({ op: 'setLabel', id: this.id, label: this.#label });
   }
 }
 

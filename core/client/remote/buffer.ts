@@ -8,7 +8,7 @@
 import { RemoteObject } from './base.js';
 import { GPUMapMode } from './constants.js';
 import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
-import type { ServiceConnection } from '../connection.js';
+import type { DeviceChannel } from './channel.js';
 
 interface Mapping {
   mode: number;
@@ -42,15 +42,15 @@ export class RemoteBuffer extends RemoteObject {
   #pendingReject: ((error: Error) => void) | null = null;
   #destroyed = false;
 
-  constructor(connection: ServiceConnection, id: number, descriptor: GPUBufferDescriptor) {
+  constructor(channel: DeviceChannel, id: number, descriptor: GPUBufferDescriptor) {
     const size = Number(descriptor.size);
     if (descriptor.mappedAtCreation && size % 4 !== 0) {
       throw new RangeError(`createBuffer: a buffer mapped at creation needs a size that is a multiple of 4, not ${size}`);
     }
-    super(connection, id, descriptor.label);
+    super(channel, id, descriptor.label);
     this.size = size;
     this.usage = Number(descriptor.usage);
-    connection.record({
+    channel.record({
       op: 'createBuffer', id, size: this.size, usage: this.usage,
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
     });
@@ -65,11 +65,11 @@ export class RemoteBuffer extends RemoteObject {
   }
 
   async mapAsync(mode: number, offset = 0, size?: number): Promise<undefined> {
-    const connection = this.connection;
-    const rid = connection.allocateRid();
-    const reply = connection.expectReply(rid);
-    connection.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size });
-    connection.flush();
+    const channel = this.channel;
+    const rid = channel.allocateRid();
+    const reply = channel.expectReply(rid);
+    channel.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size });
+    channel.flush();
     if (this.#mapState !== 'unmapped') {
       // The service reports the validation error; the promise rejects once it has, as on a local device.
       const state = this.#mapState;
@@ -93,7 +93,7 @@ export class RemoteBuffer extends RemoteObject {
       if (this.#mapState === 'pending') this.#mapState = 'unmapped';
       if (error instanceof DOMException) throw error;
       // On a lost device a mapping aborts, as on a local one.
-      throw new DOMException((error as Error).message, connection.deviceLost ? 'AbortError' : 'OperationError');
+      throw new DOMException((error as Error).message, channel.deviceLost ? 'AbortError' : 'OperationError');
     } finally {
       this.#pendingReject = null;
     }
@@ -103,12 +103,12 @@ export class RemoteBuffer extends RemoteObject {
   async #readRest(mapped: { offset: number; size: number }, bytes: Uint8Array, from: number): Promise<void> {
     const pieces: Array<Promise<void>> = [];
     for (let at = from; at < mapped.size; at += DATA_CHUNK_BYTES) {
-      const rid = this.connection.allocateRid();
+      const rid = this.channel.allocateRid();
       const size = Math.min(DATA_CHUNK_BYTES, mapped.size - at);
-      pieces.push(this.connection.expectReply(rid).then(({ payload }) => bytes.set(payload, at)));
-      this.connection.record({ op: 'readMapped', rid, id: this.id, offset: mapped.offset + at, size });
+      pieces.push(this.channel.expectReply(rid).then(({ payload }) => bytes.set(payload, at)));
+      this.channel.record({ op: 'readMapped', rid, id: this.id, offset: mapped.offset + at, size });
     }
-    this.connection.flush();
+    this.channel.flush();
     await Promise.all(pieces);
   }
 
@@ -139,13 +139,13 @@ export class RemoteBuffer extends RemoteObject {
     if (this.#mapState === 'pending') {
       this.#pendingReject?.(new DOMException('the buffer was unmapped before mapAsync finished', 'AbortError'));
       this.#mapState = 'unmapped';
-      this.connection.record({ op: 'unmap', id: this.id });
+      this.channel.record({ op: 'unmap', id: this.id });
       return undefined;
     }
     const mapping = this.#mapping;
     this.#mapping = null;
     if (this.#mapState !== 'mapped' || !mapping) {
-      this.connection.record({ op: 'unmap', id: this.id });
+      this.channel.record({ op: 'unmap', id: this.id });
       return undefined;
     }
     this.#mapState = 'unmapped';
@@ -155,10 +155,10 @@ export class RemoteBuffer extends RemoteObject {
       if (!owned || !(mapping.mode & GPUMapMode.WRITE)) continue;
       for (let at = 0; at < owned.byteLength; at += DATA_CHUNK_BYTES) {
         const piece = new Uint8Array(owned, at, Math.min(DATA_CHUNK_BYTES, owned.byteLength - at));
-        this.connection.record({ op: 'writeMapped', id: this.id, offset: range.offset + at, data: this.connection.attach(piece) });
+        this.channel.record({ op: 'writeMapped', id: this.id, offset: range.offset + at, data: this.channel.attach(piece) });
       }
     }
-    this.connection.record({ op: 'unmap', id: this.id });
+    this.channel.record({ op: 'unmap', id: this.id });
     return undefined;
   }
 
@@ -172,7 +172,7 @@ export class RemoteBuffer extends RemoteObject {
       for (const range of mapping?.ranges ?? []) detach(range.buffer);
     }
     this.#destroyed = true;
-    this.connection.record({ op: 'destroy', id: this.id });
+    this.channel.record({ op: 'destroy', id: this.id });
     return undefined;
   }
 }

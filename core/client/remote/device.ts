@@ -1,8 +1,10 @@
 /**
  * GPUDevice and GPUQueue for a job: each call is recorded as a command for the
- * service to replay on the shared device, in this job's session. Errors come back
- * through error scopes and `uncapturederror`; `lost` resolves when the service
- * ends the job or the connection breaks.
+ * service to replay on the shared device, in this job's session. A job may hold
+ * many devices; each has its own objects, error scopes, `uncapturederror` and
+ * `lost`, as devices of a local adapter do. Errors come back through error scopes
+ * and `uncapturederror`; `lost` resolves when the job destroys the device, the
+ * service ends the job, or the connection breaks.
  */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteBuffer } from './buffer.js';
@@ -12,8 +14,7 @@ import {
   RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
   RemoteQuerySet, RemoteShaderModule,
 } from './objects.js';
-import type { ServiceConnection } from '../connection.js';
-import type { ServerMessage } from '../../protocol/messages.js';
+import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
 
 function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
@@ -38,8 +39,8 @@ export class RemoteQueue extends RemoteObject {
   submit(commandBuffers: Iterable<GPUCommandBuffer>): undefined {
     const buffers = [...commandBuffers];
     const ids = buffers.map((cb) => idOf(cb, 'GPUCommandBuffer'));
-    this.connection.record({ op: 'submit', commandBuffers: ids });
-    this.connection.flush();
+    this.channel.record({ op: 'submit', commandBuffers: ids });
+    this.channel.flush();
     // Submitted work no longer needs its resources alive on this side (destroying them now is allowed).
     for (const cb of buffers) if (cb instanceof RemoteCommandBuffer) cb.submitted();
     return undefined;
@@ -52,25 +53,25 @@ export class RemoteQueue extends RemoteObject {
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += DATA_CHUNK_BYTES) {
       const piece = bytes.subarray(start, Math.min(bytes.byteLength, start + DATA_CHUNK_BYTES));
-      const data = this.connection.attach(piece, true);
-      this.connection.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data });
+      const data = this.channel.attach(piece, true);
+      this.channel.record({ op: 'writeBuffer', id, offset: bufferOffset + start, data });
       // A piece already in the bulk channel can be read by the service while the next is written.
-      if (!Array.isArray(data)) this.connection.flush();
+      if (!Array.isArray(data)) this.channel.flush();
       if (bytes.byteLength === 0) break;
     }
     return undefined;
   }
 
   async onSubmittedWorkDone(): Promise<undefined> {
-    const rid = this.connection.allocateRid();
-    const reply = this.connection.expectReply(rid);
-    this.connection.record({ op: 'workDone', rid });
-    this.connection.flush();
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
+    this.channel.record({ op: 'workDone', rid });
+    this.channel.flush();
     try {
       await reply;
     } catch (error) {
       // A lost device has no work left to wait for.
-      if (!this.connection.deviceLost) throw error;
+      if (!this.channel.deviceLost) throw error;
     }
     return undefined;
   }
@@ -86,9 +87,14 @@ export class RemoteDevice extends EventTarget {
   label: string;
   #resolveLost!: (info: GPUDeviceLostInfo) => void;
   #isLost = false;
+  /** Held here, so the connection's weak reference to it lives as long as this device. */
+  readonly #events: DeviceEvents = {
+    uncaptured: (error) => this.#uncaptured(error),
+    lost: (reason, message) => this.#lose(reason, message),
+  };
 
   constructor(
-    readonly connection: ServiceConnection,
+    readonly channel: DeviceChannel,
     readonly features: ReadonlySet<string>,
     readonly limits: Readonly<Record<string, number>>,
     readonly adapterInfo: GPUAdapterInfo,
@@ -96,41 +102,38 @@ export class RemoteDevice extends EventTarget {
   ) {
     super();
     this.label = label ?? '';
-    this.queue = new RemoteQueue(connection, 0, undefined);
-    connection.record({ op: 'configureDevice', features: [...features], limits: { ...limits } });
+    this.queue = new RemoteQueue(channel, 0, undefined);
+    channel.record({ op: 'configureDevice', device: channel.deviceId, features: [...features], limits: { ...limits } });
     this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
-    connection.on('message', (message: ServerMessage) => {
-      if (message.t === 'uncaptured') this.#uncaptured(message.error);
-      else if (message.t === 'lost') this.#lose(message.reason, message.message);
-    });
-    connection.on('close', (error: Error | null) => this.#lose('unknown', error?.message ?? 'the connection to the Salus service closed'));
+    channel.listen(this.#events);
+    if (channel.deviceLost) this.#lose('unknown', 'the connection to the Salus service closed');
   }
 
   createBuffer(descriptor: GPUBufferDescriptor): RemoteBuffer {
-    return new RemoteBuffer(this.connection, this.connection.allocateId(), descriptor);
+    return new RemoteBuffer(this.channel, this.channel.allocateId(), descriptor);
   }
 
   createShaderModule(descriptor: GPUShaderModuleDescriptor): RemoteShaderModule {
-    const id = this.connection.allocateId();
-    this.connection.record({ op: 'createShaderModule', id, code: descriptor.code, label: descriptor.label });
-    return new RemoteShaderModule(this.connection, id, descriptor.label);
+    const id = this.channel.allocateId();
+    this.channel.record({ op: 'createShaderModule', id, code: descriptor.code, label: descriptor.label });
+    return new RemoteShaderModule(this.channel, id, descriptor.label);
   }
 
   createBindGroupLayout(descriptor: GPUBindGroupLayoutDescriptor): RemoteBindGroupLayout {
-    const id = this.connection.allocateId();
+    const id = this.channel.allocateId();
     const entries = [...descriptor.entries].map((entry) => {
       if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
       return { binding: entry.binding, visibility: entry.visibility, buffer: entry.buffer ? { ...entry.buffer, minBindingSize: entry.buffer.minBindingSize === undefined ? undefined : Number(entry.buffer.minBindingSize) } : undefined };
     });
-    this.connection.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
-    return new RemoteBindGroupLayout(this.connection, id, descriptor.label);
+    this.channel.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
+    return new RemoteBindGroupLayout(this.channel, id, descriptor.label);
   }
 
   createPipelineLayout(descriptor: GPUPipelineLayoutDescriptor): RemotePipelineLayout {
-    const id = this.connection.allocateId();
+    const id = this.channel.allocateId();
     const bindGroupLayouts = [...descriptor.bindGroupLayouts].map((l) => (l ? idOf(l, 'GPUBindGroupLayout') : null));
-    this.connection.record({ op: 'createPipelineLayout', id, bindGroupLayouts, label: descriptor.label });
-    return new RemotePipelineLayout(this.connection, id, descriptor.label);
+    this.channel.record({ op: 'createPipelineLayout', id, bindGroupLayouts, label: descriptor.label });
+    return new RemotePipelineLayout(this.channel, id, descriptor.label);
   }
 
   createComputePipeline(descriptor: GPUComputePipelineDescriptor): RemoteComputePipeline {
@@ -138,16 +141,16 @@ export class RemoteDevice extends EventTarget {
   }
 
   async createComputePipelineAsync(descriptor: GPUComputePipelineDescriptor): Promise<RemoteComputePipeline> {
-    const rid = this.connection.allocateRid();
-    const reply = this.connection.expectReply(rid);
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
     const pipeline = this.#computePipeline(descriptor, rid);
-    this.connection.flush();
+    this.channel.flush();
     let result: unknown;
     try {
       ({ result } = await reply);
     } catch (error) {
       // A lost device still hands out (invalid) pipelines.
-      if (this.connection.deviceLost) return pipeline;
+      if (this.channel.deviceLost) return pipeline;
       throw error;
     }
     const failure = (result as { error?: GpuErrorJson } | undefined)?.error;
@@ -156,7 +159,7 @@ export class RemoteDevice extends EventTarget {
   }
 
   createBindGroup(descriptor: GPUBindGroupDescriptor): RemoteBindGroup {
-    const id = this.connection.allocateId();
+    const id = this.channel.allocateId();
     const buffers: RemoteBuffer[] = [];
     const entries = [...descriptor.entries].map((entry) => {
       const resource = entry.resource as GPUBufferBinding | GPUBuffer;
@@ -170,51 +173,52 @@ export class RemoteDevice extends EventTarget {
         size: binding.size === undefined ? undefined : Number(binding.size),
       };
     });
-    this.connection.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
-    return new RemoteBindGroup(this.connection, id, descriptor.label, buffers);
+    this.channel.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
+    return new RemoteBindGroup(this.channel, id, descriptor.label, buffers);
   }
 
   createCommandEncoder(descriptor: GPUCommandEncoderDescriptor = {}): RemoteCommandEncoder {
-    const id = this.connection.allocateId();
-    this.connection.record({ op: 'createCommandEncoder', id, label: descriptor.label });
-    return new RemoteCommandEncoder(this.connection, id, descriptor.label);
+    const id = this.channel.allocateId();
+    this.channel.record({ op: 'createCommandEncoder', id, label: descriptor.label });
+    return new RemoteCommandEncoder(this.channel, id, descriptor.label);
   }
 
   createQuerySet(descriptor: GPUQuerySetDescriptor): RemoteQuerySet {
-    const id = this.connection.allocateId();
-    this.connection.record({ op: 'createQuerySet', id, type: descriptor.type as 'timestamp', count: descriptor.count, label: descriptor.label });
-    return new RemoteQuerySet(this.connection, id, descriptor.type, descriptor.count, descriptor.label);
+    const id = this.channel.allocateId();
+    this.channel.record({ op: 'createQuerySet', id, type: descriptor.type as 'timestamp', count: descriptor.count, label: descriptor.label });
+    return new RemoteQuerySet(this.channel, id, descriptor.type, descriptor.count, descriptor.label);
   }
 
   pushErrorScope(filter: GPUErrorFilter): undefined {
-    this.connection.record({ op: 'pushErrorScope', filter });
+    this.channel.record({ op: 'pushErrorScope', filter });
     return undefined;
   }
 
   async popErrorScope(): Promise<GPUError | null> {
-    const rid = this.connection.allocateRid();
-    const reply = this.connection.expectReply(rid);
-    this.connection.record({ op: 'popErrorScope', rid });
-    this.connection.flush();
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
+    this.channel.record({ op: 'popErrorScope', rid });
+    this.channel.flush();
     try {
       const { result } = await reply;
       return result ? gpuErrorFromJson(result as GpuErrorJson) : null;
     } catch (error) {
       // A lost device reports no errors, and no empty stack either.
-      if (this.connection.deviceLost) return null;
+      if (this.channel.deviceLost) return null;
       throw new DOMException((error as Error).message, 'OperationError');
     }
   }
 
   /**
-   * The service destroys every buffer and query set of the job now (its memory
-   * returns at once); the connection stays open, so the job can still finish
-   * and report how it ended. Later calls behave as on a lost device.
+   * The service destroys every buffer and query set of this device now (their
+   * memory returns at once); the job's other devices and its connection stay, so
+   * the job can go on or finish and report how it ended. Later calls on this
+   * device behave as on a lost device.
    */
   destroy(): undefined {
-    this.connection.record({ op: 'destroyDevice' });
-    this.connection.markDeviceDestroyed();
-    this.#lose('destroyed', 'device.destroy() was called');
+    this.channel.record({ op: 'destroyDevice' });
+    this.channel.markDeviceDestroyed();
+    this.#lose('destroyed', 'device was destroyed');
     return undefined;
   }
 
@@ -226,15 +230,15 @@ export class RemoteDevice extends EventTarget {
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 
   #computePipeline(descriptor: GPUComputePipelineDescriptor, rid: number | undefined): RemoteComputePipeline {
-    const id = this.connection.allocateId();
+    const id = this.channel.allocateId();
     const constants = descriptor.compute.constants ? Object.fromEntries(Object.entries(descriptor.compute.constants).map(([k, v]) => [k, Number(v)])) : undefined;
-    this.connection.record({
+    this.channel.record({
       op: 'createComputePipeline', id, rid,
       layout: descriptor.layout === 'auto' ? 'auto' : idOf(descriptor.layout, 'GPUPipelineLayout'),
       module: idOf(descriptor.compute.module, 'GPUShaderModule'),
       entryPoint: descriptor.compute.entryPoint, constants, label: descriptor.label,
     });
-    return new RemoteComputePipeline(this.connection, id, descriptor.label);
+    return new RemoteComputePipeline(this.channel, id, descriptor.label);
   }
 
   #uncaptured(json: GpuErrorJson): void {

@@ -3,20 +3,20 @@ import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
-  target.connection.record({ op: 'debugMarker', target: target.id, kind, label });
+  target.channel.record({ op: 'debugMarker', target: target.id, kind, label });
 }
 
 export class RemoteComputePassEncoder extends RemoteObject {
   /** Its encoder's set: what the pass binds must outlive the command buffer's submit. */
   readonly #retained: Retained;
 
-  constructor(connection: RemoteObject['connection'], id: number, label: string | undefined, retained: Retained) {
-    super(connection, id, label);
+  constructor(channel: RemoteObject['channel'], id: number, label: string | undefined, retained: Retained) {
+    super(channel, id, label);
     this.#retained = retained;
   }
 
   setPipeline(pipeline: GPUComputePipeline): undefined {
-    this.connection.record({ op: 'setPipeline', pass: this.id, pipeline: idOf(pipeline, 'GPUComputePipeline') });
+    this.channel.record({ op: 'setPipeline', pass: this.id, pipeline: idOf(pipeline, 'GPUComputePipeline') });
     return undefined;
   }
 
@@ -25,7 +25,7 @@ export class RemoteComputePassEncoder extends RemoteObject {
     if (offsets instanceof Uint32Array && start !== undefined) dynamicOffsets = [...offsets.subarray(start, start + (length ?? offsets.length - start))];
     else if (offsets) dynamicOffsets = [...offsets];
     if (bindGroup) this.#retained.add(bindGroup);
-    this.connection.record({
+    this.channel.record({
       op: 'setBindGroup', pass: this.id, index,
       bindGroup: bindGroup === null ? null : idOf(bindGroup, 'GPUBindGroup'),
       dynamicOffsets: dynamicOffsets?.length ? dynamicOffsets : undefined,
@@ -34,18 +34,18 @@ export class RemoteComputePassEncoder extends RemoteObject {
   }
 
   dispatchWorkgroups(x: number, y = 1, z = 1): undefined {
-    this.connection.record({ op: 'dispatch', pass: this.id, x, y, z });
+    this.channel.record({ op: 'dispatch', pass: this.id, x, y, z });
     return undefined;
   }
 
   dispatchWorkgroupsIndirect(buffer: GPUBuffer, offset: number): undefined {
     this.#retained.add(buffer);
-    this.connection.record({ op: 'dispatchIndirect', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset });
+    this.channel.record({ op: 'dispatchIndirect', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset });
     return undefined;
   }
 
   end(): undefined {
-    this.connection.record({ op: 'endPass', pass: this.id });
+    this.channel.record({ op: 'endPass', pass: this.id });
     return undefined;
   }
 
@@ -58,10 +58,10 @@ export class RemoteCommandEncoder extends RemoteObject {
   #retained: Retained = new Set();
 
   beginComputePass(descriptor: GPUComputePassDescriptor = {}): RemoteComputePassEncoder {
-    const id = this.connection.allocateId();
+    const id = this.channel.allocateId();
     const tw = descriptor.timestampWrites;
     if (tw) this.#retained.add(tw.querySet);
-    this.connection.record({
+    this.channel.record({
       op: 'beginComputePass', id, encoder: this.id, label: descriptor.label,
       timestampWrites: tw ? {
         querySet: idOf(tw.querySet, 'GPUQuerySet'),
@@ -69,7 +69,7 @@ export class RemoteCommandEncoder extends RemoteObject {
         endOfPassWriteIndex: tw.endOfPassWriteIndex,
       } : undefined,
     });
-    return new RemoteComputePassEncoder(this.connection, id, descriptor.label, this.#retained);
+    return new RemoteComputePassEncoder(this.channel, id, descriptor.label, this.#retained);
   }
 
   beginRenderPass(): never {
@@ -85,7 +85,7 @@ export class RemoteCommandEncoder extends RemoteObject {
       srcOffset = 0; dst = a; dstOffset = 0; size = typeof b === 'number' ? b : src.size;
     }
     this.#retained.add(src).add(dst);
-    this.connection.record({
+    this.channel.record({
       op: 'copyBufferToBuffer', encoder: this.id,
       src: idOf(src, 'GPUBuffer'), srcOffset, dst: idOf(dst, 'GPUBuffer'), dstOffset, size,
     });
@@ -94,13 +94,13 @@ export class RemoteCommandEncoder extends RemoteObject {
 
   clearBuffer(buffer: GPUBuffer, offset?: number, size?: number): undefined {
     this.#retained.add(buffer);
-    this.connection.record({ op: 'clearBuffer', encoder: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset, size });
+    this.channel.record({ op: 'clearBuffer', encoder: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset, size });
     return undefined;
   }
 
   resolveQuerySet(querySet: GPUQuerySet, first: number, count: number, dst: GPUBuffer, dstOffset: number): undefined {
     this.#retained.add(querySet).add(dst);
-    this.connection.record({
+    this.channel.record({
       op: 'resolveQuerySet', encoder: this.id, querySet: idOf(querySet, 'GPUQuerySet'),
       first, count, dst: idOf(dst, 'GPUBuffer'), dstOffset,
     });
@@ -116,10 +116,10 @@ export class RemoteCommandEncoder extends RemoteObject {
   insertDebugMarker(label: string): undefined { debugMarker(this, 'insert', label); return undefined; }
 
   finish(descriptor: GPUCommandBufferDescriptor = {}): RemoteCommandBuffer {
-    const id = this.connection.allocateId();
-    this.connection.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
+    const id = this.channel.allocateId();
+    this.channel.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
     const retained = this.#retained;
     this.#retained = new Set();
-    return new RemoteCommandBuffer(this.connection, id, descriptor.label, retained);
+    return new RemoteCommandBuffer(this.channel, id, descriptor.label, retained);
   }
 }

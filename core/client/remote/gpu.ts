@@ -1,4 +1,5 @@
 /** `navigator.gpu` and GPUAdapter for a job: the adapter is the service's, described in its welcome. */
+import { DeviceChannel } from './channel.js';
 import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
 import type { ServiceConnection } from '../connection.js';
@@ -30,7 +31,7 @@ export class RemoteAdapter {
   readonly features: ReadonlySet<string>;
   readonly limits: Readonly<Record<string, number>>;
   readonly info: GPUAdapterInfo;
-  #deviceRequested = false;
+  #consumed = false;
 
   constructor(private readonly connection: ServiceConnection) {
     this.features = new Set(connection.welcome.adapter.features);
@@ -44,23 +45,28 @@ export class RemoteAdapter {
   }
 
   /**
-   * Resolves once the service admits the job (it may wait, queued, until memory frees);
-   * rejects when the job could never fit or the request is invalid.
+   * A new device of the job. The job's first resolves once the service admits
+   * the job (it may wait, queued, until memory frees); later ones at once, and
+   * all count as the one job. Rejects when the job could never fit or the
+   * request is invalid. As on a local adapter, each adapter gives out one device:
+   * ask `navigator.gpu.requestAdapter()` again for the next.
    */
   async requestDevice(descriptor: GPUDeviceDescriptor = {}): Promise<RemoteDevice> {
-    if (this.#deviceRequested) {
-      throw new DOMException('this adapter already gave out its device (one device per job)', 'OperationError');
+    if (this.#consumed) {
+      // dawn.node's words for the same case.
+      throw new DOMException('adapter is "consumed": it has already been used to create a device', 'OperationError');
     }
     const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
     const limits = deviceLimits(this.limits, descriptor.requiredLimits);
-    this.#deviceRequested = true;
+    this.#consumed = true;
     const requiredLimits = Object.fromEntries(Object.entries(descriptor.requiredLimits ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Number(v)]));
     try {
       await this.connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
-      return new RemoteDevice(this.connection, features, Object.freeze(limits), this.info, descriptor.label);
     } catch (error) {
       throw new DOMException((error as Error).message, 'OperationError');
     }
+    const channel = new DeviceChannel(this.connection, this.connection.allocateDeviceId());
+    return new RemoteDevice(channel, features, Object.freeze(limits), this.info, descriptor.label);
   }
 }
 

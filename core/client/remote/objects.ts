@@ -1,19 +1,19 @@
 /** The simple remote objects: shader modules, layouts, pipelines, bind groups, query sets, command buffers. */
 import { RemoteObject } from './base.js';
-import type { ServiceConnection } from '../connection.js';
+import type { DeviceChannel } from './channel.js';
 
 export class RemoteShaderModule extends RemoteObject {
   /** Compilation messages from the service's shader compiler. */
   async getCompilationInfo(): Promise<GPUCompilationInfo> {
-    const rid = this.connection.allocateRid();
-    const reply = this.connection.expectReply(rid);
-    this.connection.record({ op: 'compilationInfo', rid, id: this.id });
-    this.connection.flush();
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
+    this.channel.record({ op: 'compilationInfo', rid, id: this.id });
+    this.channel.flush();
     let result: unknown;
     try {
       ({ result } = await reply);
     } catch (error) {
-      if (!this.connection.deviceLost) throw error;
+      if (!this.channel.deviceLost) throw error;
       result = { messages: [] };
     }
     const messages = (result as { messages: GPUCompilationMessage[] }).messages;
@@ -34,8 +34,8 @@ export type Retained = Set<object>;
 export class RemoteBindGroup extends RemoteObject {
   readonly #buffers: readonly object[];
 
-  constructor(connection: ServiceConnection, id: number, label: string | undefined, buffers: readonly object[]) {
-    super(connection, id, label);
+  constructor(channel: DeviceChannel, id: number, label: string | undefined, buffers: readonly object[]) {
+    super(channel, id, label);
     this.#buffers = buffers;
   }
 }
@@ -43,8 +43,8 @@ export class RemoteBindGroup extends RemoteObject {
 export class RemoteCommandBuffer extends RemoteObject {
   #retained: Retained | null;
 
-  constructor(connection: ServiceConnection, id: number, label: string | undefined, retained: Retained) {
-    super(connection, id, label);
+  constructor(channel: DeviceChannel, id: number, label: string | undefined, retained: Retained) {
+    super(channel, id, label);
     this.#retained = retained;
   }
 
@@ -57,19 +57,19 @@ export class RemoteCommandBuffer extends RemoteObject {
 export class RemoteComputePipeline extends RemoteObject {
   /** The layout of bind group `index` (for `'auto'` layouts): a new object on every call, as in browsers. */
   getBindGroupLayout(index: number): RemoteBindGroupLayout {
-    const id = this.connection.allocateId();
-    this.connection.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
-    return new RemoteBindGroupLayout(this.connection, id, '');
+    const id = this.channel.allocateId();
+    this.channel.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
+    return new RemoteBindGroupLayout(this.channel, id, '');
   }
 }
 
 export class RemoteQuerySet extends RemoteObject {
-  constructor(connection: ServiceConnection, id: number, readonly type: GPUQueryType, readonly count: number, label?: string) {
-    super(connection, id, label);
+  constructor(channel: DeviceChannel, id: number, readonly type: GPUQueryType, readonly count: number, label?: string) {
+    super(channel, id, label);
   }
 
   destroy(): undefined {
-    this.connection.record({ op: 'destroy', id: this.id });
+    this.channel.record({ op: 'destroy', id: this.id });
     return undefined;
   }
 }

@@ -1,6 +1,6 @@
 /**
- * ServiceConnection's batching against a minimal fake service on a real Unix
- * socket: what reaches the service, in which frame, and when.
+ * ServiceConnection's batching (and its devices' channels) against a minimal
+ * fake service on a real Unix socket: what reaches the service, in which frame, and when.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceConnection } from '../../../core/client/connection.js';
+import { DeviceChannel } from '../../../core/client/remote/channel.js';
 import { encodeFrame, FrameDecoder } from '../../../core/protocol/frames.js';
 import { PROTOCOL_VERSION } from '../../../core/protocol/messages.js';
 
@@ -89,13 +90,46 @@ describe('ServiceConnection batching', () => {
     expect(fake.batches).toEqual([[{ op: 'destroy', id: 3 }, { op: 'release', id: 7 }, { op: 'release', id: 8 }]]);
   });
 
-  it('after device.destroy() sends nothing more and refuses replies at once', async () => {
-    connection!.record({ op: 'destroyDevice' });
-    connection!.markDeviceDestroyed();
-    connection!.record({ op: 'destroy', id: 1 });
-    await expect(connection!.expectReply(connection!.allocateRid())).rejects.toThrow(/destroyed/);
-    expect(connection!.deviceLost).toBe(true);
+  it('after device.destroy() sends nothing more for that device, and refuses its replies at once', async () => {
+    const first = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    const second = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    first.record({ op: 'configureDevice', device: first.deviceId, features: [], limits: {} });
+    second.record({ op: 'configureDevice', device: second.deviceId, features: [], limits: {} });
+    first.record({ op: 'destroyDevice' });
+    first.markDeviceDestroyed();
+    first.record({ op: 'destroy', id: 1 });
+    await expect(first.expectReply(first.allocateRid())).rejects.toThrow(/destroyed/);
+    expect(first.deviceLost).toBe(true);
+    expect(second.deviceLost).toBe(false);
+    second.record({ op: 'destroy', id: 2 });
     await sleep(50);
-    expect(fake.batches).toEqual([[{ op: 'destroyDevice' }]]);
+    expect(fake.batches).toEqual([
+      [
+        { op: 'configureDevice', device: 1, features: [], limits: {} },
+        { op: 'configureDevice', device: 2, features: [], limits: {} },
+        { op: 'useDevice', device: 1 },
+        { op: 'destroyDevice' },
+      ],
+      [{ op: 'useDevice', device: 2 }, { op: 'destroy', id: 2 }],
+    ]);
+  });
+
+  it('names the device only when the recording device changes', async () => {
+    const a = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    const b = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    a.record({ op: 'configureDevice', device: a.deviceId, features: [], limits: {} });
+    a.record({ op: 'destroy', id: 1 });
+    b.record({ op: 'destroy', id: 2 });
+    b.record({ op: 'destroy', id: 3 });
+    a.record({ op: 'destroy', id: 4 });
+    connection!.record({ op: 'iterationBegin' });
+    await sleep(50);
+    expect(fake.batches).toEqual([[
+      { op: 'configureDevice', device: 1, features: [], limits: {} },
+      { op: 'destroy', id: 1 },
+      { op: 'useDevice', device: 2 }, { op: 'destroy', id: 2 }, { op: 'destroy', id: 3 },
+      { op: 'useDevice', device: 1 }, { op: 'destroy', id: 4 },
+      { op: 'iterationBegin' },
+    ]]);
   });
 });
