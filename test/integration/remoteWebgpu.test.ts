@@ -20,7 +20,8 @@ const CHECKS = [
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse',
   'overrideConstants', 'pooledSizes', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
-  'occlusionQuerySet', 'afterDestroy',
+  'occlusionQuerySet', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
+  'destroyOneOfMany', 'deviceAfterDestroyed', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -77,6 +78,12 @@ describe('remote WebGPU conformance', () => {
     expect(local.pooledSizes.value.map((r: { seen: number[] }) => r.seen[0])).toEqual([5, 186, 1186, 186, 5]);
     if (typeof local.timestampQueries.value === 'object') expect(local.timestampQueries.value.ordered).toBe(true);
     expect(local.afterDestroy.value.lost).toEqual({ reason: 'destroyed', hasMessage: true });
+    expect(local.consumedAdapter.value.second).toMatchObject({ threw: 'DOMException', name: 'OperationError' });
+    expect(local.devicesSideBySide.value.onB).toHaveLength(12);
+    expect(local.objectOfAnotherDevice.value.writeBuffer).toMatchObject({ class: 'GPUValidationError' });
+    expect(local.objectOfAnotherDevice.value.ownerScope).toBeNull();
+    expect(local.uncapturedPerDevice.value).toMatchObject({ a: [], b: ['GPUValidationError', 'GPUValidationError'], aScope: null });
+    expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
 
   it('ends the remote job as done, though it destroyed its device before exiting', async () => {

@@ -78,6 +78,8 @@ export class RemoteBuffer extends RemoteObject {
     }
     this.#mapState = 'pending';
     const aborted = new Promise<never>((_, reject) => { this.#pendingReject = reject; });
+    // A local device's destroy() aborts its pending maps at once.
+    const forget = channel.untilDestroyed(() => this.#pendingReject?.(new DOMException('the device was destroyed before mapAsync finished', 'AbortError')));
     try {
       const { result, payload } = await Promise.race([reply, aborted]);
       const mapped = result as { offset: number; size: number };
@@ -96,6 +98,7 @@ export class RemoteBuffer extends RemoteObject {
       throw new DOMException((error as Error).message, channel.deviceLost ? 'AbortError' : 'OperationError');
     } finally {
       this.#pendingReject = null;
+      forget();
     }
   }
 

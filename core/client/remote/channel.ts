@@ -18,6 +18,8 @@ export interface DeviceEvents {
 
 export class DeviceChannel {
   #destroyed = false;
+  /** What destroy() must abort now: the device's pending mapAsync calls. */
+  readonly #onDestroy = new Set<() => void>();
 
   constructor(readonly connection: ServiceConnection, readonly deviceId: number) {}
 
@@ -44,6 +46,14 @@ export class DeviceChannel {
   markDeviceDestroyed(): void {
     this.connection.flush();
     this.#destroyed = true;
+    for (const abort of this.#onDestroy) abort();
+    this.#onDestroy.clear();
+  }
+
+  /** Calls `abort` if the device is destroyed before the returned function is called. */
+  untilDestroyed(abort: () => void): () => void {
+    this.#onDestroy.add(abort);
+    return () => this.#onDestroy.delete(abort);
   }
 
   /** Appends a command of this device to the batch. */
