@@ -83,14 +83,21 @@ export async function findServiceSocket(explicit?: string, context: SocketContex
   return (await isListening(desktop)) ? desktop : chosen;
 }
 
-/** Creates the socket's folder, private to the current user (no-op for named pipes). */
+/**
+ * Creates the socket's folder when it is missing, private to the current user
+ * (no-op for named pipes). A folder that already exists is the user's to
+ * manage and keeps its mode (`--socket s.sock` must not lock the user's working
+ * folder); the socket's own mode (0600) still keeps other users out.
+ */
 export function prepareSocketDir(socketPath: string): void {
   if (process.platform === 'win32') return;
   const dir = dirname(socketPath);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const created = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (created === undefined) return;
   try {
+    // mkdir's mode is masked by the umask; the folders made here are ours.
     chmodSync(dir, 0o700);
   } catch {
-    // A shared folder the user does not own (e.g. /tmp itself): the socket's own mode still applies.
+    // Not ours to change after all (a race with another process): the socket's own mode still applies.
   }
 }

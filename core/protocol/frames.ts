@@ -59,7 +59,8 @@ export class FrameDecoder {
   /** The frame being assembled: its whole bytes, and how many have arrived. */
   private partial: { bytes: Uint8Array; filled: number } | null = null;
 
-  constructor(private readonly maxFrameBytes = MAX_FRAME_BYTES) {}
+  /** `maxFrameBytes` may be raised later (e.g. once a peer is known); frames past it throw FrameError. */
+  constructor(public maxFrameBytes = MAX_FRAME_BYTES) {}
 
   /** Bytes received but not yet returned as frames. */
   get pendingBytes(): number {

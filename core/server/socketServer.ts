@@ -6,8 +6,8 @@
  * any more is dropped, and then only that connection.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { chmodSync, unlinkSync, existsSync } from 'node:fs';
-import { encodeFrame, FrameDecoder, FrameError } from '../protocol/frames.js';
+import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
+import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import {
   callSchema, describeZodError, ErrorCode, helloSchema, isWellFormedJobMessage, jobMessageSchema, PROTOCOL_VERSION,
   type JobMessage, type ServerMessage,
@@ -22,6 +22,12 @@ import type { ServiceEvent } from '../protocol/api.js';
 
 /** A session with this many batches waiting stops reading its socket until it catches up. */
 const BACKLOG_PAUSE_BATCHES = 32;
+/**
+ * Largest frame a connection may send before its hello is accepted: a hello is
+ * a few hundred bytes, and a stranger must not make the service allocate what a
+ * length prefix declares.
+ */
+export const HELLO_MAX_FRAME_BYTES = 64 * 1024;
 /** A subscriber this far behind (bytes unsent) misses events until it drains. */
 const SUBSCRIBER_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -34,10 +40,17 @@ function isListening(path: string): Promise<boolean> {
   });
 }
 
-/** Listens at `socketPath`; refuses to start when another service is live there, removes a stale socket file. */
+/**
+ * Listens at `socketPath`; refuses to start when another service is live there
+ * or when the path is something other than a socket (a user's file is never
+ * removed), and removes a stale socket file.
+ */
 export async function listenSocket(service: SalusService, socketPath: string, launcher: JobLauncher | null): Promise<Server> {
   prepareSocketDir(socketPath);
   if (process.platform !== 'win32' && existsSync(socketPath)) {
+    if (!lstatSync(socketPath).isSocket()) {
+      throw new Error(`salus: ${socketPath} exists and is not a socket; it is left as it is. Pass --socket with a new path (e.g. ${socketPath}.sock).`);
+    }
     if (await isListening(socketPath)) {
       throw new Error(`salus: a service is already listening at ${socketPath}. Stop it first, or pass --socket PATH.`);
     }
@@ -53,7 +66,7 @@ export async function listenSocket(service: SalusService, socketPath: string, la
 }
 
 class Connection {
-  private readonly decoder = new FrameDecoder();
+  private readonly decoder = new FrameDecoder(HELLO_MAX_FRAME_BYTES);
   private job: JobRecord | null = null;
   private role: 'job' | 'control' | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -122,6 +135,7 @@ class Connection {
       return;
     }
     this.role = hello.role;
+    this.decoder.maxFrameBytes = MAX_FRAME_BYTES;
     const gpu = this.service.options.gpu;
     const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features, wgslLanguageFeatures: gpu.wgslLanguageFeatures };
     if (hello.role === 'job') {
