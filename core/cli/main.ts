@@ -8,6 +8,7 @@ import { findServiceSocket, resolveSocketPath } from '../platform/socketPath.js'
 import { ServiceConnection } from '../client/connection.js';
 import { runJob } from '../client/run.js';
 import { parseSize } from '../memory/size.js';
+import { parseKnobValue } from '../scheduler/params.js';
 import { formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
@@ -115,16 +116,19 @@ async function main(argv: string[]): Promise<number> {
         options: { json: { type: 'boolean' }, socket: { type: 'string' }, set: { type: 'string', multiple: true } },
       });
       const current = await control<PolicyInfo>(values.socket, 'policy');
-      const name = positionals[0]?.toUpperCase();
-      const knobs = name ? (await control<PolicyInfo>(values.socket, 'setPolicy', name)).knobs : current.knobs;
+      const name = positionals[0];
+      const chosen = name ? await control<PolicyInfo>(values.socket, 'setPolicy', name) : current;
+      const knobs = chosen.knobs;
       const params: Record<string, number | boolean> = {};
       for (const assignment of values.set ?? []) {
-        const [key, value] = assignment.split('=', 2);
-        const knob = knobs.find((k) => k.key === key);
-        if (!knob || value === undefined) {
-          throw new UsageError(`--set ${assignment}: expected KEY=VALUE with KEY one of ${knobs.map((k) => k.key).join(', ')}`);
+        const split = assignment.indexOf('=');
+        if (split <= 0) throw new UsageError(`--set ${assignment}: expected KEY=VALUE with KEY one of ${knobs.map((k) => k.key).join(', ')}`);
+        const key = assignment.slice(0, split);
+        try {
+          params[key] = parseKnobValue(chosen, key, assignment.slice(split + 1));
+        } catch (error) {
+          throw new UsageError(`--set ${assignment}: ${(error as Error).message}`);
         }
-        params[key] = knob.kind === 'boolean' ? /^(1|true|on|yes)$/i.test(value) : Number(value);
       }
       const policy = Object.keys(params).length
         ? await control<PolicyInfo>(values.socket, 'setPolicyParams', params)

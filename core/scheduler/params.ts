@@ -13,7 +13,13 @@ export function describeKnob(knob: PolicyKnob): string {
   return `${knob.key} (number ${range}${knob.unit ? ` ${knob.unit}` : ''}${whole})`;
 }
 
-function describeKnobs(policy: Policy): string {
+/** What a knob check needs to know of a policy: its name and knobs (a `Policy` or the `PolicyInfo` a client sees). */
+interface KnobOwner {
+  readonly name: string;
+  readonly knobs: readonly PolicyKnob[];
+}
+
+function describeKnobs(policy: KnobOwner): string {
   return policy.knobs.map(describeKnob).join(', ');
 }
 
@@ -55,7 +61,7 @@ export function applyParams(policy: Policy, base: PolicyParams, changes: Readonl
  * Parses the text a user typed for a knob (`salus policy --set holdMs=100`,
  * `workConserving=on`) into its value; range checks are `applyParams`' job.
  */
-export function parseKnobValue(policy: Policy, key: string, text: string): PolicyParamValue {
+export function parseKnobValue(policy: KnobOwner, key: string, text: string): PolicyParamValue {
   const knob = policy.knobs.find((k) => k.key === key);
   if (!knob) throw new Error(`Unknown knob "${key}" for ${policy.name}; valid knobs: ${describeKnobs(policy)}`);
   const t = text.trim().toLowerCase();

@@ -5,14 +5,19 @@
  * message meant for the person who asked.
  */
 import { z } from 'zod';
-import { POLICY_NAMES } from '../protocol/state.js';
+import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
 import { describeZodError, ErrorCode, jobHintsSchema } from '../protocol/messages.js';
 import { ControlError, type SalusService } from './service.js';
 import type { JobLauncher } from './launcher.js';
 
 const jobId = z.string().min(1).max(64);
 const params = z.record(z.string(), z.union([z.number(), z.boolean()]));
-const policyName = z.string().transform((s) => s.toUpperCase()).pipe(z.enum(POLICY_NAMES));
+const policyName = z.string().max(64).transform((name, ctx) => {
+  const upper = name.toUpperCase();
+  if ((POLICY_NAMES as readonly string[]).includes(upper)) return upper as PolicyName;
+  ctx.addIssue({ code: 'custom', message: `unknown policy '${name}': one of ${POLICY_NAMES.join(', ')}` });
+  return z.NEVER;
+});
 
 const methods = {
   snapshot: { params: z.tuple([]), run: (s: SalusService) => s.snapshot() },
@@ -21,7 +26,7 @@ const methods = {
   policy: { params: z.tuple([]), run: (s: SalusService) => s.policyInfo() },
   setPolicy: {
     params: z.tuple([policyName, params.optional()]),
-    run: (s: SalusService, [name, p]: [typeof POLICY_NAMES[number], Record<string, number | boolean>?]) => s.setPolicy(name, p),
+    run: (s: SalusService, [name, p]: [PolicyName, Record<string, number | boolean>?]) => s.setPolicy(name, p),
   },
   setPolicyParams: { params: z.tuple([params]), run: (s: SalusService, [p]: [Record<string, number | boolean>]) => s.setPolicyParams(p) },
   killJob: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => { s.kill(id); return null; } },
@@ -67,6 +72,8 @@ export async function runControl(service: SalusService, launcher: JobLauncher | 
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, method: string): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw new ControlError(`${method}: ${describeZodError(result.error)}`);
-  return result.data;
+  if (result.success) return result.data;
+  // A check written for people (e.g. an unknown policy) speaks for itself; the rest name the method and field.
+  const forPeople = result.error.issues.find((issue) => issue.code === 'custom');
+  throw new ControlError(forPeople ? forPeople.message : `${method}: ${describeZodError(result.error)}`);
 }

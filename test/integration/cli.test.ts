@@ -31,9 +31,20 @@ describe('salus policy', () => {
     const range = await service.cli(['policy', '--set', 'holdMs=-5']);
     expect(range.code).toBe(1);
     expect(range.stderr).toMatch(/holdMs/);
-    const name = await service.cli(['policy', 'LOTTERY']);
+    const name = await service.cli(['policy', 'lottery']);
     expect(name.code).toBe(1);
-    expect(name.stderr).toMatch(/FIFO/);
+    expect(name.stderr.trim()).toBe("salus: unknown policy 'lottery': one of FIFO, SRTF, PACK, FAIR, PRIORITY");
+  });
+
+  it('refuses a knob value it cannot read instead of guessing, and changes nothing', async () => {
+    const before = await service.json<any>(['policy']);
+    const maybe = await service.cli(['policy', '--set', 'workConserving=maybe']);
+    expect(maybe.code).toBe(2);
+    expect(maybe.stderr).toMatch(/"maybe" is not a boolean/);
+    const soon = await service.cli(['policy', '--set', 'holdMs=soon']);
+    expect(soon.code).toBe(2);
+    expect(soon.stderr).toMatch(/"soon" is not a number/);
+    expect((await service.json<any>(['policy'])).params).toEqual(before.params);
   });
 });
 
