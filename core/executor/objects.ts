@@ -30,6 +30,14 @@ export interface BufferEntry {
   mappedAtCreation: boolean;
 }
 
+/** A bind group's binding with a dynamic offset: the range setBindGroup moves, checked against the job's size. */
+export interface DynamicBinding {
+  binding: number;
+  buffer: BufferEntry;
+  offsetBytes: number;
+  sizeBytes: number;
+}
+
 /** Buffers an encoder or command buffer uses, checked at submit (a destroyed one fails it). */
 export type UsedBuffers = Set<BufferEntry>;
 
@@ -51,10 +59,11 @@ export type Entry = EntryBody & { device?: number };
 type EntryBody =
   | BufferEntry
   | { kind: 'shaderModule'; obj: GPUShaderModule }
-  | { kind: 'bindGroupLayout'; obj: GPUBindGroupLayout }
+  /** `dynamicBindings`: its binding numbers with a dynamic offset, in the order setBindGroup's offsets apply. */
+  | { kind: 'bindGroupLayout'; obj: GPUBindGroupLayout; dynamicBindings: number[] }
   | { kind: 'pipelineLayout'; obj: GPUPipelineLayout }
   | { kind: 'computePipeline'; obj: GPUComputePipeline | null; pending?: Promise<void> }
-  | { kind: 'bindGroup'; obj: GPUBindGroup; buffers: BufferEntry[] }
+  | { kind: 'bindGroup'; obj: GPUBindGroup; buffers: BufferEntry[]; dynamic: DynamicBinding[] }
   | { kind: 'querySet'; obj: GPUQuerySet }
   | ({ kind: 'commandEncoder'; obj: GPUCommandEncoder } & EncoderState)
   | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: EncoderState }

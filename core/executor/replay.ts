@@ -7,7 +7,7 @@
  */
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
-import { ObjectTable, ReplayError, type BufferEntry, type EntryKind, type UsedBuffers } from './objects.js';
+import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
 const MAP_READ = 0x1;
 const MAP_WRITE = 0x2;
@@ -188,7 +188,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createBindGroupLayout(ctx, cmd) {
     const obj = ctx.device.createBindGroupLayout({ entries: cmd.entries as GPUBindGroupLayoutEntry[], label: cmd.label });
-    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj });
+    // setBindGroup's dynamic offsets apply to these bindings in increasing binding order (WebGPU spec).
+    const dynamicBindings = cmd.entries.filter((e) => e.buffer?.hasDynamicOffset).map((e) => e.binding).sort((a, b) => a - b);
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings });
   },
 
   createPipelineLayout(ctx, cmd) {
@@ -232,12 +234,14 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   getBindGroupLayout(ctx, cmd) {
     const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
     if (!pipeline.obj) throw new ReplayError('getBindGroupLayout on a pipeline that is still being created');
-    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: pipeline.obj.getBindGroupLayout(cmd.index) });
+    // An 'auto' layout never has dynamic offsets.
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: pipeline.obj.getBindGroupLayout(cmd.index), dynamicBindings: [] });
   },
 
   createBindGroup(ctx, cmd) {
     const layout = ctx.table.get(cmd.layout, 'bindGroupLayout');
     const buffers: BufferEntry[] = [];
+    const dynamic: DynamicBinding[] = [];
     const entries = cmd.entries.map((entry) => {
       const buffer = ctx.table.get(entry.buffer, 'buffer');
       buffers.push(buffer);
@@ -248,9 +252,14 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
+      if (layout.dynamicBindings.includes(entry.binding)) {
+        dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
+      }
       return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
     });
-    ctx.table.set(cmd.id, { kind: 'bindGroup', obj: ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label }), buffers });
+    dynamic.sort((a, b) => a.binding - b.binding);
+    const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
+    ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic });
   },
 
   createQuerySet(ctx, cmd) {
@@ -288,8 +297,15 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   setBindGroup(ctx, cmd) {
     const pass = ctx.table.get(cmd.pass, 'computePass');
     const group = cmd.bindGroup === null ? null : ctx.table.get(cmd.bindGroup, 'bindGroup');
+    const offsets = cmd.dynamicOffsets ?? [];
+    // A dynamic offset moves a binding's range: it must stay inside the job's buffer, not the (larger) pooled one.
+    // Dawn checks the count and the alignment; a miscount is its error, so only pairs that exist are checked here.
+    for (const [i, binding] of (group?.dynamic ?? []).entries()) {
+      if (i >= offsets.length) break;
+      checkRange(binding.buffer, binding.offsetBytes + offsets[i], binding.sizeBytes, `setBindGroup(${cmd.index}) dynamic offset ${offsets[i]} for binding ${binding.binding}`);
+    }
     group?.buffers.forEach((b) => pass.encoder.used.add(b));
-    pass.obj.setBindGroup(cmd.index, group?.obj ?? null, cmd.dynamicOffsets ?? []);
+    pass.obj.setBindGroup(cmd.index, group?.obj ?? null, offsets);
   },
 
   dispatch(ctx, cmd) {

@@ -82,9 +82,11 @@ export class BufferPool {
   }
 
   /**
-   * Lends an idle buffer of this usage and size class to jobId, zeroing its first
-   * sizeBytes first (WebGPU promises zeroed new buffers, and the last holder may have
-   * been another job). Returns null when the bucket is empty.
+   * Lends an idle buffer of this usage and size class to jobId, zeroed first across
+   * the whole real buffer, not only the sizeBytes asked for: WebGPU promises zeroed
+   * new buffers, the last holder may have been another job, and no byte of it may
+   * reach this one (the executor bounds every access by sizeBytes as well).
+   * Returns null when the bucket is empty.
    */
   reuse(jobId: string, usage: number, sizeBytes: number, label: string): RealBuffer | null {
     const classBytes = this.classSizeFor(sizeBytes);
@@ -94,7 +96,7 @@ export class BufferPool {
     if (!real) return null;
     this.idle.delete(real.id);
     this.lent.set(real.id, real);
-    this.allocator.clearBuffer(real.buffer, sizeBytes);
+    this.allocator.clearBuffer(real.buffer, real.sizeBytes);
     setLabel(real.buffer, label);
     this.ledger.move(real.id, { state: 'ephemeral', jobId, laneId: this.laneId });
     return real;

@@ -19,7 +19,7 @@ const CHECKS = [
   'writeBufferVariants', 'writeBufferInvalid', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse',
-  'overrideConstants', 'pooledSizes', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
+  'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
   'occlusionQuerySet', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'afterDestroy',
 ] as const;
@@ -76,6 +76,7 @@ describe('remote WebGPU conformance', () => {
     expect(local.destroy.value.submitDestroyed).toMatchObject({ class: 'GPUValidationError' });
     expect(local.compilationInfo.value.bad[0]).toMatchObject({ type: 'error', lineNum: 3 });
     expect(local.pooledSizes.value.map((r: { seen: number[] }) => r.seen[0])).toEqual([5, 186, 1186, 186, 5]);
+    expect(local.dynamicOffsetPastSize.value).toMatchObject({ errors: { 512: null, 768: { class: 'GPUValidationError' } }, ones: 64, other: 0 });
     if (typeof local.timestampQueries.value === 'object') expect(local.timestampQueries.value.ordered).toBe(true);
     expect(local.afterDestroy.value.lost).toEqual({ reason: 'destroyed', hasMessage: true });
     expect(local.consumedAdapter.value.second).toMatchObject({ threw: 'DOMException', name: 'OperationError' });

@@ -81,7 +81,8 @@ describe('lane pools', () => {
     expect(manager.snapshot().lanes[0].running).toBe('a');
     const first = ok(manager.allocate('a', { size: 1000, usage: STORAGE_COPY, label: 'activations' }));
     expect(first).toMatchObject({ jobId: 'a', sizeBytes: 1000, realSizeBytes: 1024, pooled: true, kind: 'ephemeral', laneId: 'lane-1' });
-    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1000).fill(0xab));
+    // The whole real buffer, past the 1000 bytes asked for: the next holder must see none of it.
+    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xab));
     expect((await readBytes(first.buffer, 1000)).every((byte) => byte === 0xab)).toBe(true);
     manager.free(first);
     expect(allocator.destroyed.has(first.buffer)).toBe(false); // pooled, not destroyed
@@ -99,8 +100,8 @@ describe('lane pools', () => {
     expect(allocator.created.length).toBe(created);
     expect([first.buffer, second.buffer]).toContain(reused.buffer);
     expect(reused).toMatchObject({ jobId: 'b', sizeBytes: 1000, realSizeBytes: 1024 });
-    expect(allocator.clears.at(-1)).toEqual({ buffer: reused.buffer, sizeBytes: 1000 });
-    const bytes = await readBytes(reused.buffer, 1000);
+    expect(allocator.clears.at(-1)).toEqual({ buffer: reused.buffer, sizeBytes: 1024 });
+    const bytes = await readBytes(reused.buffer, 1024);
     expect(bytes.every((byte) => byte === 0)).toBe(true);
     // Another usage is another bucket: a new buffer.
     const other = ok(manager.allocate('b', { size: 1000, usage: STORAGE_COPY | 0x0040 }));
