@@ -14,13 +14,15 @@ function ms(value: number | null): string {
 
 export function formatJobs(jobs: JobInfo[]): string {
   if (jobs.length === 0) return 'no jobs (start one with `salus run FILE`)';
-  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'ERROR']];
+  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
   for (const j of jobs) {
     rows.push([
       j.id, j.name.slice(0, 24), j.state, String(j.priority),
       j.iterations.total ? `${j.iterations.done}/${j.iterations.total}` : String(j.iterations.done),
       ms(j.avgIterationMs), formatBytes(j.memory.persistentBytes), formatBytes(j.memory.ephemeralPeakBytes),
-      j.lane ?? '-', (j.error ?? '').slice(0, 60),
+      j.lane ?? '-', String(j.gpuErrors?.count || '-'),
+      // A job that ended `done` after uncaptured GPU errors may have a wrong result: the first error says why.
+      (j.error ?? (j.gpuErrors?.first ? `${j.gpuErrors.first.type}: ${j.gpuErrors.first.message}` : '')).slice(0, 60),
     ]);
   }
   return table(rows);

@@ -52,6 +52,18 @@ export interface JobInfo {
   pid: number | null;
   /** Whether iterations are marked by the job (`sdk`) or inferred from sync points. */
   iterationSource: 'sdk' | 'inferred';
+  /**
+   * GPU errors of the job's work that none of its error scopes captured (validation, out of memory,
+   * internal), and the first of them. A job that ended `done` with a count above 0 may have computed
+   * a wrong result: its program ignored errors it never saw. Always set by the service.
+   */
+  gpuErrors?: GpuErrorTally;
+}
+
+/** How many uncaptured GPU errors a job raised, and the first one. */
+export interface GpuErrorTally {
+  count: number;
+  first: { type: 'validation' | 'out-of-memory' | 'internal'; message: string } | null;
 }
 
 /** One lane: a reservation of ephemeral memory shared by its jobs, one iteration at a time. */

@@ -1,5 +1,6 @@
 /** The service's record of a job, and how it reads as JobInfo JSON. */
-import type { JobHints, JobInfo, JobState } from '../protocol/state.js';
+import type { GpuErrorTally, JobHints, JobInfo, JobState } from '../protocol/state.js';
+import type { GpuErrorJson } from '../protocol/commands.js';
 import type { Session } from '../executor/session.js';
 import type { ServerMessage } from '../protocol/messages.js';
 
@@ -40,6 +41,16 @@ export interface JobRecord {
   final: { itersDone: number; attainedMs: number; queuedMs: number; avgIterationMs: number | null; persistentBytes: number; ephemeralPeakBytes: number } | null;
   /** Captured output of jobs the service launched itself (bounded). */
   output: string;
+  /** Uncaptured GPU errors of the job's work; kept after it ends, so a `done` job that raised errors says so. */
+  gpuErrors: GpuErrorTally;
+}
+
+/** Counts an uncaptured GPU error of the job; returns true for its first. */
+export function recordGpuError(job: JobRecord, error: GpuErrorJson): boolean {
+  job.gpuErrors.count += 1;
+  if (job.gpuErrors.first) return false;
+  job.gpuErrors.first = { type: error.type, message: error.message.slice(0, 2000) };
+  return true;
 }
 
 /** Keeps the last `maxChars` of a job's output. */
@@ -81,5 +92,6 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
     error: job.error,
     pid: job.pid,
     iterationSource: job.session?.iterationSource ?? job.iterationSource,
+    gpuErrors: { count: job.gpuErrors.count, first: job.gpuErrors.first },
   };
 }

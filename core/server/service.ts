@@ -17,7 +17,7 @@ import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
 import { FINAL_STATES } from '../protocol/state.js';
-import { appendOutput, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
+import { appendOutput, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
 import { BusyMeter } from './metrics.js';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -96,7 +96,7 @@ export class SalusService extends EventEmitter {
       id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
       pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, closedAt: null, error: null,
       laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
-      exitCode: null, killed: false, iterationSource: 'inferred', final: null, output: '',
+      exitCode: null, killed: false, iterationSource: 'inferred', final: null, output: '', gpuErrors: { count: 0, first: null },
     };
     this.jobs.set(id, job);
     this.log(`salus: ${id} '${job.name}' connected (pid ${job.pid ?? '?'})`);
@@ -378,7 +378,11 @@ export class SalusService extends EventEmitter {
       },
       reply: (rid, result, payload) => job.peer?.send({ t: 'reply', rid, result: result ?? null }, payload),
       replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
-      uncaptured: (error, device) => job.peer?.send({ t: 'uncaptured', error, device }),
+      uncaptured: (error, device) => {
+        if (recordGpuError(job, error)) this.log(`salus: ${job.id}: first uncaptured GPU error (${error.type}): ${error.message}`);
+        this.markDirty('jobs');
+        job.peer?.send({ t: 'uncaptured', error, device });
+      },
       log: (message) => this.log(`salus: ${job.id}: ${message}`),
     }, this.options.bulkDir ?? null);
   }
@@ -432,7 +436,8 @@ export class SalusService extends EventEmitter {
     job.state = state;
     job.error = state === 'killed' ? null : error;
     job.finishedAt = job.closedAt ?? Date.now();
-    this.log(`salus: ${job.id} ${state}${error && state !== 'killed' ? `: ${error}` : ''}`);
+    const gpuErrors = job.gpuErrors.count > 0 ? ` (${job.gpuErrors.count} uncaptured GPU errors)` : '';
+    this.log(`salus: ${job.id} ${state}${error && state !== 'killed' ? `: ${error}` : ''}${gpuErrors}`);
     this.markDirty('jobs');
     this.emit('jobFinished', job);
   }

@@ -3,18 +3,27 @@
  * priority field and the pause/resume/kill buttons.
  */
 import { useEffect, useState, type ReactElement } from 'react';
-import type { JobInfo, JobState } from '../../../core/protocol/state.js';
+import type { GpuErrorTally, JobInfo, JobState } from '../../../core/protocol/state.js';
 import { isActive } from '../store/jobView.js';
 import { useCommands } from '../store/hooks.js';
 import { PauseIcon, PlayIcon, StopIcon } from './icons.js';
 
-/** A job's state as a coloured pill; `live` adds a pulse while its iteration runs in its lane. */
-export function StateBadge({ state, live = false }: { state: JobState; live?: boolean }): ReactElement {
+/** A job's state as a coloured pill; `live` adds a pulse while its iteration runs in its lane; a warning pill counts uncaptured GPU errors. */
+export function StateBadge({ state, live = false, gpuErrors }: { state: JobState; live?: boolean; gpuErrors?: GpuErrorTally }): ReactElement {
+  const count = gpuErrors?.count ?? 0;
   return (
-    <span className={`badge badge-${state}`}>
-      {live ? <span className="badge-pulse" aria-hidden="true" /> : null}
-      {state}
-      {live ? <span className="visually-hidden"> (iterating now)</span> : null}
+    <span className="badge-group">
+      <span className={`badge badge-${state}`}>
+        {live ? <span className="badge-pulse" aria-hidden="true" /> : null}
+        {state}
+        {live ? <span className="visually-hidden"> (iterating now)</span> : null}
+      </span>
+      {count > 0 ? (
+        // Uncaptured GPU errors: the job's program never saw them, so even a `done` result may be wrong.
+        <span className="badge badge-gpu-errors" role="img" aria-label={`${count} uncaptured GPU error${count === 1 ? '' : 's'}`} title={gpuErrors?.first ? `${gpuErrors.first.type}: ${gpuErrors.first.message}` : undefined}>
+          ⚠ {count}
+        </span>
+      ) : null}
     </span>
   );
 }

@@ -125,7 +125,7 @@ export function JobDrawer(): ReactElement | null {
     >
       <header className="drawer-header" style={{ borderTopColor: jobColor(jobId) }}>
         <div className="drawer-title-row">
-          {job ? <StateBadge state={job.state} live={live && job.state === 'running'} /> : null}
+          {job ? <StateBadge state={job.state} live={live && job.state === 'running'} gpuErrors={job.gpuErrors} /> : null}
           <h2 id="drawer-title">{job?.name ?? jobId}</h2>
           <button ref={closeRef} type="button" className="icon-button" aria-label="Close details" title="Close (Esc)" onClick={() => selectJob(null)}>
             <CloseIcon />
@@ -146,6 +146,13 @@ export function JobDrawer(): ReactElement | null {
               <section className="drawer-section" aria-labelledby="error-title">
                 <h3 id="error-title">Error</h3>
                 <pre className="error-text">{job.error}</pre>
+              </section>
+            ) : null}
+            {job.gpuErrors?.first ? (
+              <section className="drawer-section" aria-labelledby="gpu-errors-title">
+                <h3 id="gpu-errors-title">GPU errors ({job.gpuErrors.count})</h3>
+                <p className="muted">Uncaptured: the job never saw them, so its results may be wrong even if it finished.</p>
+                <pre className="error-text">{job.gpuErrors.first.type}: {job.gpuErrors.first.message}</pre>
               </section>
             ) : null}
             <section className="drawer-section" aria-label="Details"><Details job={job} /></section>

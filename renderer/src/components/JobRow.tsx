@@ -67,7 +67,7 @@ export const JobRow = memo(function JobRow({ jobId, rowIndex, style }: JobRowPro
         if (!(event.target as Element).closest('button, input')) selectJob(jobId);
       }}
     >
-      <div role="cell" className="col-state"><StateBadge state={job.state} live={live && job.state === 'running'} /></div>
+      <div role="cell" className="col-state"><StateBadge state={job.state} live={live && job.state === 'running'} gpuErrors={job.gpuErrors} /></div>
       <div role="cell" className="col-name">
         <span className="job-swatch" style={{ background: jobColor(job.id) }} aria-hidden="true" />
         <button type="button" className="job-name" onClick={() => selectJob(jobId)} aria-label={`Details of ${job.name}`}>

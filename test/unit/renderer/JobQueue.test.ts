@@ -119,6 +119,18 @@ describe('JobQueue', () => {
     expect(within(rowOf('sweep-0')).getByText('9,999 / 10,000')).toBeInTheDocument();
   });
 
+  it('flags a job whose GPU work raised uncaptured errors, even when it finished done', () => {
+    const snapshot = demoSnapshot(1);
+    const job = snapshot.jobs.find((j) => j.name === 'lstm-ptb')!;
+    job.gpuErrors = { count: 3, first: { type: 'out-of-memory', message: 'out of memory: job b6730d asked for 12 MiB' } };
+    renderPanel(createElement(JobQueue), { snapshot });
+    const flag = within(rowOf('lstm-ptb')).getByRole('img', { name: '3 uncaptured GPU errors' });
+    expect(flag).toHaveAttribute('title', 'out-of-memory: out of memory: job b6730d asked for 12 MiB');
+    expect(within(rowOf('lstm-ptb')).getByText('done')).toBeInTheDocument();
+    // A clean job carries no flag.
+    expect(within(rowOf('unet-carvana')).queryByRole('img', { name: /GPU error/ })).toBeNull();
+  });
+
   it('says so when there is nothing to show', () => {
     const snapshot = demoSnapshot(1);
     snapshot.jobs = [];
