@@ -48,6 +48,33 @@ function tokenOf(request: IncomingMessage, url: URL): string | null {
   return url.searchParams.get('token');
 }
 
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1']);
+const isLoopback = (name: string) => LOOPBACK_NAMES.has(name) || name.startsWith('127.');
+
+/** The host name of a `Host` header or an origin's authority, without port or IPv6 brackets. */
+function hostName(authority: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(authority);
+  return (bracketed ? bracketed[1] : authority.replace(/:\d*$/, '')).toLowerCase();
+}
+
+/**
+ * Why an API or WebSocket request comes from somewhere it should not, or null.
+ * On a loopback address the `Host` must name a loopback host, so a page whose
+ * domain was rebound to 127.0.0.1 cannot reach the API (DNS rebinding); a
+ * browser's `Origin`, when sent, must be the panel's own.
+ */
+function foreignRequest(request: IncomingMessage, listenHost: string): string | null {
+  const authority = request.headers.host ?? '';
+  if (isLoopback(listenHost) && !isLoopback(hostName(authority))) {
+    return `requests must address the panel as ${listenHost} (got host '${authority}')`;
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== `http://${authority}` && origin !== `https://${authority}`) {
+    return `cross-origin requests are refused (origin '${origin}')`;
+  }
+  return null;
+}
+
 function sameToken(given: string | null, token: string): boolean {
   if (!given) return false;
   const a = Buffer.from(given);
@@ -61,7 +88,14 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 }
 
 async function serveStatic(response: ServerResponse, pathname: string): Promise<void> {
-  const relative = normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '') || 'index.html';
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    response.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('bad escape in the URL\n');
+    return;
+  }
+  const relative = normalize(decoded).replace(/^([/\\])+/, '') || 'index.html';
   const file = join(RENDERER_DIR, relative);
   if (!file.startsWith(RENDERER_DIR.endsWith(sep) ? RENDERER_DIR : RENDERER_DIR + sep)) {
     response.writeHead(403).end();
@@ -91,9 +125,16 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
 
   const server = createServer((request, response) => {
+    // Pages never leak the address (and its token) to another site.
+    response.setHeader('referrer-policy', 'no-referrer');
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (!url.pathname.startsWith('/api/') && url.pathname !== '/metrics') {
       void serveStatic(response, url.pathname);
+      return;
+    }
+    const foreign = foreignRequest(request, host);
+    if (foreign) {
+      sendJson(response, 403, { error: foreign });
       return;
     }
     if (!sameToken(tokenOf(request, url), token)) {
@@ -118,6 +159,10 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
 
   server.on('upgrade', (request, socket, head) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
+    if (foreignRequest(request, host)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\n\r\n');
+      return;
+    }
     if (url.pathname !== '/api/events' || !sameToken(tokenOf(request, url), token)) {
       socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\n\r\n');
       return;
@@ -165,7 +210,7 @@ function bridge(ws: WebSocket, service: SalusService, launcher: JobLauncher | nu
       return;
     }
     try {
-      const result = await runControl(service, launcher, call.method, call.params);
+      const result = await runControl(service, launcher, call.method, call.params, 'web');
       send({ id: call.id, result: result ?? null });
     } catch (error) {
       send({ id: call.id, error: { message: (error as Error).message } });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
 import { describeZodError, ErrorCode, jobHintsSchema } from '../protocol/messages.js';
 import { ControlError, type SalusService } from './service.js';
-import type { JobLauncher } from './launcher.js';
+import type { JobLauncher, LaunchCaller } from './launcher.js';
 
 const jobId = z.string().min(1).max(64);
 const params = z.record(z.string(), z.union([z.number(), z.boolean()]));
@@ -54,13 +54,17 @@ const launchSchema = z.object({
 /** Names of every control method (for `salus` and the bridge). */
 export const CONTROL_METHODS = [...Object.keys(methods), 'launchJob', 'uploadJob'];
 
-/** Runs one control call; throws ControlError for bad input or an impossible request. */
-export async function runControl(service: SalusService, launcher: JobLauncher | null, method: string, raw: unknown[]): Promise<unknown> {
+/**
+ * Runs one control call; throws ControlError for bad input or an impossible
+ * request. `caller` says where it came from: launches from the web panel are
+ * confined (see `JobLauncher.launch`).
+ */
+export async function runControl(service: SalusService, launcher: JobLauncher | null, method: string, raw: unknown[], caller: LaunchCaller = 'local'): Promise<unknown> {
   if (method === 'launchJob' || method === 'uploadJob') {
     if (!launcher) throw new ControlError('this service does not launch jobs', ErrorCode.NotAllowed);
     if (method === 'launchJob') {
       const request = parse(launchSchema, raw[0], method);
-      return launcher.launch(request);
+      return launcher.launch(request, caller);
     }
     const [fileName, source] = parse(z.tuple([z.string().min(1).max(255), z.string().max(16 * 1024 * 1024)]), raw, method);
     return launcher.store(fileName, source);

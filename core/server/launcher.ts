@@ -5,8 +5,8 @@
  * the service's jobs folder.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync, existsSync, realpathSync, rmSync } from 'node:fs';
+import { basename, join, relative, resolve, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ControlError, type SalusService } from './service.js';
 import type { JobHints } from '../protocol/state.js';
@@ -25,18 +25,56 @@ export interface LaunchRequest {
   hints?: JobHints;
 }
 
-/** Environment for a job process: the socket, its name and hints. */
+/** The example jobs shipped with Salus (assets/jobs beside dist/), which the panel offers. */
+export const EXAMPLE_JOBS_DIR = fileURLToPath(new URL('../../../assets/jobs/', import.meta.url));
+
+/**
+ * Environment for a job process: the service's own, less its secrets (the web
+ * panel's token), plus the socket, the job's name and hints.
+ */
 export function jobEnvironment(socketPath: string, name: string | undefined, hints: JobHints | undefined): NodeJS.ProcessEnv {
+  const inherited = { ...process.env };
+  delete inherited.SALUS_TOKEN;
   return {
-    ...process.env,
+    ...inherited,
     SALUS_SOCKET: socketPath,
     SALUS_JOB_NAME: name ?? '',
     SALUS_JOB_HINTS: JSON.stringify(hints ?? {}),
   };
 }
 
+/** Whether `file` lies inside `dir` (both already resolved). */
+function isInside(dir: string, file: string): boolean {
+  const path = relative(dir, file);
+  return path !== '' && !path.startsWith('..') && !isAbsolute(path);
+}
+
+/** Who asked for a launch: the user's own socket may name any file; the web panel only its jobs and the examples. */
+export type LaunchCaller = 'local' | 'web';
+
 export class JobLauncher {
+  /** Files saved by `store`, removed when the job launched from them ends. */
+  private readonly uploads = new Set<string>();
+
   constructor(private readonly service: SalusService, private readonly socketPath: string, readonly jobsDir: string) {}
+
+  /**
+   * The real path of the job file to start. From the web panel only `.js`/`.mjs`
+   * files inside the jobs folder or the shipped examples may run (a page cannot
+   * make the service run an arbitrary program); every caller gets a clear error
+   * for a missing file.
+   */
+  private checkFile(requested: string, caller: LaunchCaller): string {
+    const file = resolve(requested);
+    if (!existsSync(file)) throw new ControlError(`job file not found: ${file}`);
+    const real = realpathSync(file);
+    if (caller === 'local') return real;
+    const roots = [this.jobsDir, EXAMPLE_JOBS_DIR].filter(existsSync).map((dir) => realpathSync(dir));
+    if (!/\.m?js$/.test(real) || !roots.some((root) => isInside(root, real))) {
+      throw new ControlError(`the web panel may launch only .js or .mjs files that it uploaded or that ship as examples (${EXAMPLE_JOBS_DIR}); run other files with \`salus run FILE\``);
+    }
+    return real;
+  }
 
   /** Saves an uploaded job file; returns the path to launch. */
   store(fileName: string, source: string): { file: string } {
@@ -45,13 +83,18 @@ export class JobLauncher {
     mkdirSync(this.jobsDir, { recursive: true, mode: 0o700 });
     const file = join(this.jobsDir, `${Date.now()}-${safe}`);
     writeFileSync(file, source, { mode: 0o600 });
+    this.uploads.add(realpathSync(file));
     return { file };
   }
 
   /** Starts the job; resolves with its id once it has connected, rejects with its output if it dies first. */
-  launch(request: LaunchRequest): Promise<{ jobId: string }> {
-    const file = resolve(request.file);
-    if (!existsSync(file)) return Promise.reject(new ControlError(`job file not found: ${file}`));
+  launch(request: LaunchRequest, caller: LaunchCaller = 'local'): Promise<{ jobId: string }> {
+    let file: string;
+    try {
+      file = this.checkFile(request.file, caller);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const child = spawn(process.execPath, ['--import', PRELOAD_PATH, file, ...(request.args ?? [])], {
       env: jobEnvironment(this.socketPath, request.name ?? basename(file).replace(/\.m?js$/, ''), request.hints),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -80,6 +123,7 @@ export class JobLauncher {
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         if (child.pid) this.service.reportExit(child.pid, code, signal);
+        if (this.uploads.delete(file)) rmSync(file, { force: true });
         if (job) return;
         cleanup();
         reject(new ControlError(`the job exited (code ${code ?? signal}) before connecting: ${early.trim().slice(-2000)}`));

@@ -168,6 +168,10 @@ describe('the headless panel in Chromium, against salus serve --http', () => {
   it('shows a job appear and progress', async () => {
     await page.goto(panelUrl.href);
     await page.getByText('Connected', { exact: true }).waitFor();
+    // The token leaves the address bar once read, and a reload still connects.
+    expect(new URL(page.url()).searchParams.has('token')).toBe(false);
+    await page.reload();
+    await page.getByText('Connected', { exact: true }).waitFor();
     jobs.push(service.startJob(['--name', 'e2e-train', '--iterations', '100000', '--persistent', '1MiB', '--ephemeral', '256KiB', STEPS, '--', ...stepsArgs(100_000)]));
     const progress = page.getByRole('progressbar', { name: 'Iterations of e2e-train' });
     await progress.waitFor({ timeout: 20_000 });

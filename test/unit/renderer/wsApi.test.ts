@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { eventsUrl, pickHost } from '../../../renderer/src/api/host.js';
+import { eventsUrl, pickHost, takeToken } from '../../../renderer/src/api/host.js';
 import { createWsApi, type SocketLike } from '../../../renderer/src/api/wsApi.js';
 import type { SalusApi } from '../../../core/protocol/api.js';
 
@@ -140,8 +140,21 @@ describe('createWsApi', () => {
 
 describe('host', () => {
   it('builds the bridge URL from the page’s host, scheme and token', () => {
-    expect(eventsUrl({ protocol: 'http:', host: '127.0.0.1:7878', search: '?token=a%2Bb' })).toBe('ws://127.0.0.1:7878/api/events?token=a%2Bb');
-    expect(eventsUrl({ protocol: 'https:', host: 'box', search: '' })).toBe('wss://box/api/events?token=');
+    expect(eventsUrl({ protocol: 'http:', host: '127.0.0.1:7878' }, 'a+b')).toBe('ws://127.0.0.1:7878/api/events?token=a%2Bb');
+    expect(eventsUrl({ protocol: 'https:', host: 'box' }, '')).toBe('wss://box/api/events?token=');
+  });
+
+  it('takes the token out of the address bar, keeps it for a reload, and leaves other parameters', () => {
+    const stored = new Map<string, string>();
+    const page = {
+      location: { search: '?view=memory&token=s3cret', pathname: '/', hash: '#jobs' },
+      history: { state: null, replaceState: vi.fn() },
+      sessionStorage: { getItem: (k: string) => stored.get(k) ?? null, setItem: (k: string, v: string) => void stored.set(k, v) },
+    } as unknown as Window;
+    expect(takeToken(page)).toBe('s3cret');
+    expect(page.history.replaceState).toHaveBeenCalledWith(null, '', '/?view=memory#jobs');
+    const reloaded = { ...page, location: { search: '?view=memory', pathname: '/', hash: '' } } as unknown as Window;
+    expect(takeToken(reloaded)).toBe('s3cret');
   });
 
   it('prefers window.salus, without a reconnect of its own', () => {
