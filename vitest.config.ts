@@ -1,4 +1,12 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// SwiftShader wants a writable runtime folder and the tests put private sockets in it:
+// `npm test` makes one when the machine has none.
+const runtimeDir = process.env.XDG_RUNTIME_DIR ?? join(tmpdir(), `salus-test-xdg-${process.getuid?.() ?? 'user'}`);
+mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
 
 export default defineConfig({
   test: {
@@ -7,6 +15,6 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    env: { XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR ?? '/tmp/salus-test-xdg' },
+    env: { XDG_RUNTIME_DIR: runtimeDir },
   },
 });

@@ -10,7 +10,7 @@
  * the compiler holds them equal to desktopApi.ts's.
  */
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
-import type { ConnectionState, LaunchRequest, ServiceEvent } from '../core/protocol/api.js';
+import type { ConnectionState, ExampleJob, LaunchRequest, ServiceEvent } from '../core/protocol/api.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../core/protocol/state.js';
 import type { DesktopApi, InvokeMethod, PUSH_CHANNELS, PushPayloads, ServiceStatus } from './desktopApi.js';
 
@@ -71,6 +71,7 @@ export function createDesktopApi({ ipcRenderer: ipc, webUtils: files }: Omit<Pre
     launchJob: (request: LaunchRequest) => invoke<{ jobId: string }>('launchJob', request),
     uploadJob: (fileName: string, source: string) => invoke<{ file: string }>('uploadJob', fileName, source),
     jobOutput: (id: string) => invoke<string>('jobOutput', id),
+    exampleJobs: () => invoke<ExampleJob[]>('exampleJobs'),
     pathForDroppedFile: async (file: unknown) => {
       const path = files.getPathForFile(file as never);
       if (!path) throw new Error('salus: the dropped item is not a file on this computer');

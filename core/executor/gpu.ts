@@ -14,6 +14,18 @@ export const SWIFTSHADER_ICD_PATHS = [
   '/usr/lib/chromium-browser/vk_swiftshader_icd.json',
 ];
 
+/** The one command that installs a software GPU (SwiftShader, with the Vulkan loader) on Debian and Ubuntu. */
+export const SOFTWARE_GPU_INSTALL_COMMAND = 'sudo apt-get install chromium libvulkan1';
+
+/** What to do when no adapter exists: the install command on Linux, a driver elsewhere. */
+export function noAdapterMessage(platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'linux') {
+    return 'salus: no GPU driver and no software GPU found. Install a GPU driver with Vulkan support, ' +
+      "or Debian's software GPU (SwiftShader) with:\n\n    " + SOFTWARE_GPU_INSTALL_COMMAND + '\n';
+  }
+  return 'salus: no WebGPU adapter found. Install a GPU driver with ' + (platform === 'darwin' ? 'Metal' : 'D3D12 or Vulkan') + ' support.';
+}
+
 /** How to pick the adapter. */
 export interface GpuOptions {
   /** Dawn backend name: `vulkan`, `metal`, `d3d12`, `opengl`… Dawn's default when absent. */
@@ -116,10 +128,7 @@ export async function openAdapter(options: GpuOptions = {}): Promise<{ adapter: 
     }
   }
   if (!adapter) {
-    throw new Error(
-      'salus: no WebGPU adapter found. Install a GPU driver with Vulkan, Metal or D3D12 support, ' +
-        "or Debian's `chromium` package for its SwiftShader software GPU (apt-get install chromium libvulkan1).",
-    );
+    throw new Error(noAdapterMessage());
   }
   return { adapter, backend: options.backend ?? (process.platform === 'darwin' ? 'metal' : process.platform === 'win32' ? 'd3d12' : 'vulkan') };
 }

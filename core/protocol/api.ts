@@ -27,6 +27,16 @@ export interface LaunchRequest {
   hints?: JobHints;
 }
 
+/** An example job that ships with Salus (assets/jobs), offered by the Launch sheet. */
+export interface ExampleJob {
+  /** The file's name without `.js`, used as the job's name. */
+  name: string;
+  /** Its path on the service's machine, for `launchJob`. */
+  file: string;
+  /** One sentence from the file's header. */
+  description: string;
+}
+
 export interface SalusApi {
   /** The full state now. */
   snapshot(): Promise<ServiceSnapshot>;
@@ -48,6 +58,8 @@ export interface SalusApi {
   uploadJob(fileName: string, source: string): Promise<{ file: string }>;
   /** The job's captured output so far (stdout and stderr, interleaved). */
   jobOutput(id: string): Promise<string>;
+  /** The example jobs on the service's machine, ready for `launchJob`. */
+  exampleJobs(): Promise<ExampleJob[]>;
   /**
    * Desktop host only: the checked path of a file dropped on the window (a DOM
    * `File`), so the job runs in place, next to the files it imports. Hosts without

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
 import { describeZodError, ErrorCode, jobHintsSchema } from '../protocol/messages.js';
 import { ControlError, type SalusService } from './service.js';
+import { listExampleJobs } from './examples.js';
 import type { JobLauncher, LaunchCaller } from './launcher.js';
 
 const jobId = z.string().min(1).max(64);
@@ -34,6 +35,7 @@ const methods = {
   resumeJob: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => { s.resume(id); return null; } },
   setPriority: { params: z.tuple([jobId, z.number().finite()]), run: (s: SalusService, [id, p]: [string, number]) => { s.setPriority(id, p); return null; } },
   jobOutput: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => s.jobOutput(id) },
+  exampleJobs: { params: z.tuple([]), run: () => listExampleJobs() },
   appendOutput: {
     params: z.tuple([z.number().int().positive(), z.string().max(1024 * 1024)]),
     run: (s: SalusService, [pid, text]: [number, string]) => { s.appendOutputOfPid(pid, text); return null; },

@@ -5,7 +5,7 @@
  * exponential backoff; every call still waiting when it closes is rejected, so
  * no caller hangs on a connection that is gone.
  */
-import type { ConnectionState, LaunchRequest, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
+import type { ConnectionState, ExampleJob, LaunchRequest, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
 import type { BridgeCall, BridgeMessage, BridgeMethod } from '../../../core/protocol/bridge.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../../../core/protocol/state.js';
 
@@ -185,5 +185,6 @@ export function createWsApi(url: string, options: WsApiOptions = {}): WsApi {
     launchJob: (request: LaunchRequest) => call<{ jobId: string }>('launchJob', [request]),
     uploadJob: (fileName: string, source: string) => call<{ file: string }>('uploadJob', [fileName, source]),
     jobOutput: (id: string) => call<string>('jobOutput', [id]),
+    exampleJobs: () => call<ExampleJob[]>('exampleJobs', []),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The launch sheet: a modal dialog for starting a job from a file chosen here
- * or dropped on the window. The file's text is uploaded with `uploadJob` and
- * the returned path launched with `launchJob`, which works the same in a
- * browser and in the desktop app. Escape or Cancel closes it; focus stays
+ * or dropped on the window, or one of the shipped examples in one click. The
+ * file's text is uploaded with `uploadJob` and the returned path launched with
+ * `launchJob`, which works the same in a browser and in the desktop app. Escape or Cancel closes it; focus stays
  * inside while it is open and returns where it was after.
  */
 import { useEffect, useRef, type FormEvent, type KeyboardEvent, type ReactElement } from 'react';
@@ -35,9 +35,14 @@ export function LaunchSheet(): ReactElement | null {
   const updateDraft = usePanel((state) => state.updateDraft);
   const closeLaunch = usePanel((state) => state.closeLaunch);
   const setLaunchStatus = usePanel((state) => state.setLaunchStatus);
+  const examples = usePanel((state) => state.examples);
   const commands = useCommands();
   const dialogRef = useRef<HTMLDivElement>(null);
   const firstFieldRef = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (launch.open) void commands.loadExamples();
+  }, [launch.open, commands]);
 
   useEffect(() => {
     if (!launch.open) return;
@@ -76,6 +81,28 @@ export function LaunchSheet(): ReactElement | null {
           <p id="launch-help" className="muted sheet-help">
             An ES module that uses WebGPU (<code>navigator.gpu</code>), as <code>salus run</code> would run it.
           </p>
+
+          {examples && examples.length > 0 ? (
+            <section className="example-jobs" aria-labelledby="examples-title">
+              <h3 id="examples-title">Run an example</h3>
+              <ul>
+                {examples.map((example) => (
+                  <li key={example.file}>
+                    <button
+                      type="button"
+                      className="example-job"
+                      disabled={submitting}
+                      aria-label={`Run example ${example.name}`}
+                      onClick={() => void commands.launchExample(example)}
+                    >
+                      <strong className="mono">{example.name}</strong>
+                      <span className="muted">{example.description}</span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          ) : null}
 
           <div className={`file-field${draft.file ? ' has-file' : ''}`}>
             <UploadIcon />

@@ -158,6 +158,12 @@ export function createDemoApi(options: DemoApiOptions = {}): SalusApi {
       changed();
       return { jobId: id };
     },
+    async exampleJobs() {
+      return [
+        { name: 'wgsl-train', file: '/demo/assets/jobs/wgsl-train.js', description: 'a 2-layer MLP trained by plain SGD, written directly against WebGPU with WGSL compute shaders.' },
+        { name: 'tfjs-train', file: '/demo/assets/jobs/tfjs-train.js', description: 'TensorFlow.js on its WebGPU backend, used as any TF.js user would (no flags, no patches).' },
+      ];
+    },
     async jobOutput(id) {
       const found = job(id);
       const header = `salus: job ${found.id} (${found.name}) on ${snap.gpu.device}\n`;

@@ -3,7 +3,7 @@
  * the answer to the store, and turns a failure into a notice instead of an
  * unhandled rejection. The service's own events confirm the rest.
  */
-import type { SalusApi } from '../../../core/protocol/api.js';
+import type { ExampleJob, SalusApi } from '../../../core/protocol/api.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue } from '../../../core/protocol/state.js';
 import { buildLaunchRequest } from './launchRequest.js';
 import type { PanelStore } from './panelStore.js';
@@ -23,6 +23,10 @@ export interface Commands {
   setPolicyParams(params: Record<string, PolicyParamValue>): Promise<void>;
   /** Uploads the draft's file, launches it, closes the sheet and opens the new job. Resolves true on success. */
   launch(): Promise<boolean>;
+  /** Launches a shipped example as it is (named after it), closes the sheet and opens the new job. */
+  launchExample(example: ExampleJob): Promise<boolean>;
+  /** Loads the examples the Launch sheet offers (once; a failure leaves an empty list). */
+  loadExamples(): Promise<void>;
   /** Loads the open job's output into the drawer. */
   loadOutput(jobId: string): Promise<void>;
 }
@@ -105,6 +109,25 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
         state().setLaunchStatus({ submitting: false, error: message(error) });
         return false;
       }
+    },
+
+    async launchExample(example) {
+      state().setLaunchStatus({ submitting: true, error: null });
+      try {
+        const { jobId } = await api.launchJob({ file: example.file, name: example.name });
+        state().closeLaunch();
+        state().selectJob(jobId);
+        return true;
+      } catch (error) {
+        state().setLaunchStatus({ submitting: false, error: `${example.name}: ${message(error)}` });
+        return false;
+      }
+    },
+
+    async loadExamples() {
+      if (state().examples) return;
+      // An older service without the call: the sheet simply offers no examples.
+      state().setExamples(await api.exampleJobs().catch(() => []));
     },
 
     async loadOutput(jobId) {

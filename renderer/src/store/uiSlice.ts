@@ -4,6 +4,7 @@
  * shown when a request to the service fails.
  */
 import type { StateCreator } from 'zustand';
+import type { ExampleJob } from '../../../core/protocol/api.js';
 import type { JobState } from '../../../core/protocol/state.js';
 import type { PanelState } from './panelStore.js';
 
@@ -71,6 +72,8 @@ export interface UiSlice {
   launch: LaunchSheetState;
   notices: Notice[];
   output: JobOutputState | null;
+  /** The example jobs the Launch sheet offers; null until loaded. */
+  examples: ExampleJob[] | null;
   /** Opens the drawer on a job (null closes it) and starts a fresh output buffer for it. */
   selectJob(jobId: string | null): void;
   /** Sorts by `key`; choosing the current key again flips the direction. */
@@ -88,6 +91,7 @@ export interface UiSlice {
   setOutput(jobId: string, result: { text: string } | { error: string }): void;
   /** Appends streamed output for the open job; other jobs' output is not kept. */
   appendOutput(jobId: string, text: string): void;
+  setExamples(examples: ExampleJob[]): void;
 }
 
 /** `"train-mnist.mjs"` → `"train-mnist"`. */
@@ -112,6 +116,7 @@ export const createUiSlice: StateCreator<PanelState, [], [], UiSlice> = (set, ge
   launch: { open: false, draft: EMPTY_DRAFT, submitting: false, error: null },
   notices: [],
   output: null,
+  examples: null,
   selectJob(jobId) {
     if (get().selectedJobId === jobId) return;
     set({ selectedJobId: jobId, output: jobId ? { jobId, text: '', loading: true, error: null } : null });
@@ -164,5 +169,8 @@ export const createUiSlice: StateCreator<PanelState, [], [], UiSlice> = (set, ge
     const { output } = get();
     if (output?.jobId !== jobId) return;
     set({ output: { ...output, text: trimOutput(output.text + text) } });
+  },
+  setExamples(examples) {
+    set({ examples });
   },
 });

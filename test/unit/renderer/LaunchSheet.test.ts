@@ -51,6 +51,33 @@ describe('LaunchSheet', () => {
     expect(store.getState().selectedJobId).toBe('new-job');
   });
 
+  it('offers the shipped examples: one click launches one by its path and opens the new job', async () => {
+    const user = userEvent.setup();
+    const { api, store } = renderPanel(panel());
+    await user.click(screen.getByRole('button', { name: /Launch job/ }));
+    const example = await screen.findByRole('button', { name: 'Run example tfjs-train' });
+    expect(example).toHaveTextContent('TensorFlow.js on its WebGPU backend.');
+    expect(screen.getByRole('button', { name: 'Run example wgsl-train' })).toBeInTheDocument();
+    await user.click(example);
+    expect(api.launchJob).toHaveBeenCalledWith({ file: '/opt/salus/assets/jobs/tfjs-train.js', name: 'tfjs-train' });
+    expect(api.uploadJob).not.toHaveBeenCalled();
+    expect(screen.queryByRole('dialog')).toBeNull();
+    expect(store.getState().selectedJobId).toBe('new-job');
+    // Loaded once, not at every opening.
+    await user.click(screen.getByRole('button', { name: /Launch job/ }));
+    expect(api.exampleJobs).toHaveBeenCalledTimes(1);
+  });
+
+  it('says which example failed to launch, and stays open', async () => {
+    const user = userEvent.setup();
+    const { api } = renderPanel(panel());
+    api.launchJob.mockRejectedValueOnce(new Error('the job exited (code 1) before connecting'));
+    await user.click(screen.getByRole('button', { name: /Launch job/ }));
+    await user.click(await screen.findByRole('button', { name: 'Run example wgsl-train' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent('wgsl-train: the job exited (code 1) before connecting');
+    expect(screen.getByRole('dialog', { name: 'Launch a job' })).toBeInTheDocument();
+  });
+
   it('shows why a launch failed and stays open', async () => {
     const user = userEvent.setup();
     const { api, store } = renderPanel(panel());

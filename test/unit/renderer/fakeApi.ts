@@ -47,6 +47,10 @@ export function createFakeApi(snapshot: ServiceSnapshot = demoSnapshot(1_700_000
     launchJob: vi.fn(async () => ({ jobId: 'new-job' })),
     uploadJob: vi.fn(async (fileName: string) => ({ file: `/srv/salus/jobs/${fileName}` })),
     jobOutput: vi.fn(async (id: string) => `output of ${id}\n`),
+    exampleJobs: vi.fn(async () => [
+      { name: 'wgsl-train', file: '/opt/salus/assets/jobs/wgsl-train.js', description: 'a 2-layer MLP trained with WGSL compute shaders.' },
+      { name: 'tfjs-train', file: '/opt/salus/assets/jobs/tfjs-train.js', description: 'TensorFlow.js on its WebGPU backend.' },
+    ]),
   };
 }
 
