@@ -6,17 +6,14 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ExampleJob } from '../protocol/api.js';
-
-/** assets/jobs of this installation (beside dist/, and unpacked beside app.asar in the desktop app). */
-export const EXAMPLES_DIR = fileURLToPath(new URL('../../../assets/jobs/', import.meta.url));
+import { EXAMPLE_JOBS_DIR } from './launcher.js';
 
 /** The longest description kept, in characters. */
 const DESCRIPTION_MAX_CHARS = 200;
 
-/** The examples in `dir`, by name; empty when the folder is missing. */
-export function listExampleJobs(dir = EXAMPLES_DIR): ExampleJob[] {
+/** The examples in `dir` (assets/jobs, unpacked beside app.asar in the desktop app), by name; empty when the folder is missing. */
+export function listExampleJobs(dir = EXAMPLE_JOBS_DIR): ExampleJob[] {
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => /\.m?js$/.test(name)).sort();
