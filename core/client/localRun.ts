@@ -19,11 +19,41 @@ import { installWebGpuGlobals, localNavigatorGpu, type GpuOptions } from '../exe
  */
 export async function installLocalNavigator(options: GpuOptions = {}): Promise<GPU> {
   installWebGpuGlobals();
+  copySharedWriteBufferData(globalThis.GPUQueue.prototype);
   const gpu = await localNavigatorGpu(options);
   // Node 20 has no `navigator`; Node 21+ has one, without `gpu`, defined as an
   // accessor on globalThis, so define rather than assign.
   Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
   return gpu;
+}
+
+/** `data` itself when no SharedArrayBuffer is behind it, else a copy of the same kind and length that owns its memory. */
+function unshared(data: unknown): unknown {
+  // A typed array's slice() allocates a plain ArrayBuffer; SharedArrayBuffer's own slice() would not.
+  if (data instanceof SharedArrayBuffer) return new Uint8Array(data).slice().buffer;
+  if (!ArrayBuffer.isView(data) || !(data.buffer instanceof SharedArrayBuffer)) return data;
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
+  if (data instanceof DataView) return new DataView(bytes.buffer);
+  const TypedArray = data.constructor as new (buffer: ArrayBuffer) => ArrayBufferView;
+  return new TypedArray(bytes.buffer);
+}
+
+/**
+ * WebGPU's `queue.writeBuffer` takes `[AllowShared]` data, and browsers accept
+ * a view of a SharedArrayBuffer; dawn.node rejects one ("Invalid argument") or,
+ * at an offset, crashes. Libraries built with wasm threads upload straight from
+ * their heap, which is shared (ONNX Runtime Web does, on every upload), so a
+ * local device copies such data first, as the remote GPU does for all data.
+ * The whole view is copied, so dataOffset and size keep their meaning.
+ */
+export function copySharedWriteBufferData(queuePrototype: GPUQueue): void {
+  const original = queuePrototype.writeBuffer as (this: GPUQueue, ...args: unknown[]) => undefined;
+  if ((original as { copiesShared?: boolean }).copiesShared) return;
+  const writeBuffer = function (this: GPUQueue, buffer: GPUBuffer, bufferOffset: number, data: unknown, ...rest: unknown[]) {
+    return original.call(this, buffer, bufferOffset, unshared(data), ...rest);
+  };
+  Object.defineProperty(writeBuffer, 'copiesShared', { value: true });
+  Object.defineProperty(queuePrototype, 'writeBuffer', { value: writeBuffer, configurable: true, writable: true });
 }
 
 /**
