@@ -71,7 +71,9 @@ connection.on('message', (message: { t: string; reason?: string; message?: strin
     wasQueued = false;
     process.stderr.write(`salus: ${jobId} admitted, running\n`);
   } else if (message.t === 'state' && message.state === 'failed') {
-    process.stderr.write(`salus: ${jobId} refused: ${message.message ?? 'it cannot run on this service'}\n`);
+    // Refused at admission, or ended by the service (its watchdog): either way this job is over.
+    process.stderr.write(`salus: ${jobId} failed: ${message.message ?? 'it cannot run on this service'}; exiting\n`);
+    process.exit(1);
   } else if (message.t === 'state' && message.state === 'paused') {
     process.stderr.write(`salus: ${jobId} paused (salus resume ${jobId})\n`);
   }

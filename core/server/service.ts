@@ -11,6 +11,7 @@ import { createMemoryManager, type MemoryManager } from '../memory/memoryManager
 import { deviceAllocator } from '../memory/allocator.js';
 import { formatBytes } from '../memory/size.js';
 import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import type { ServiceEvent } from '../protocol/api.js';
@@ -60,6 +61,7 @@ export class SalusService extends EventEmitter {
   private readonly metricsTimer: NodeJS.Timeout;
   private readonly busy = new BusyMeter();
   private lastIterations = new Map<string, number>();
+  private readonly stopWatchdog: () => void;
   readonly log: (line: string) => void;
 
   constructor(readonly options: ServiceOptions) {
@@ -72,6 +74,7 @@ export class SalusService extends EventEmitter {
       allocator: deviceAllocator(options.gpu.device),
     });
     this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
+    this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
     this.scheduler.onDidChange((change) => {
       if (change.type === 'grant') this.busy.start(change.laneId);
       if (change.type === 'finish') this.busy.stop(change.laneId);
@@ -278,6 +281,7 @@ export class SalusService extends EventEmitter {
 
   /** Stops timers and closes every job. */
   dispose(): void {
+    this.stopWatchdog();
     clearInterval(this.metricsTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
     for (const job of this.jobs.values()) {
@@ -412,6 +416,19 @@ export class SalusService extends EventEmitter {
     this.admitWaiting();
     this.markDirty('jobs');
     this.markDirty('memory');
+  }
+
+  /**
+   * The watchdog gave up on the job's iteration: the job is told why and failed,
+   * its memory returns and its lane runs the next job. (Its process exits on
+   * hearing it; a job too stuck to hear is the user's to stop.)
+   */
+  private endHung(hung: HungIteration): void {
+    const job = this.jobs.get(hung.jobId);
+    if (!job || FINAL_STATES.includes(job.state)) return;
+    const message = describeHung(hung);
+    job.peer?.send({ t: 'state', state: 'failed', message });
+    this.endWithLostDevice(job, 'unknown', message, 'failed', message);
   }
 
   private finishFromExit(job: JobRecord): void {

@@ -4,6 +4,7 @@
  */
 import type { PolicyKnob } from '../../protocol/state.js';
 import type { PolicyParams, SchedJob } from '../policy.js';
+import { WATCHDOG_DEFAULTS, WATCHDOG_KNOBS } from '../watchdog.js';
 
 /** Lets the lane run the next asking job at once when the best job is not asking. */
 export const WORK_CONSERVING_KNOB: PolicyKnob = {
@@ -38,11 +39,13 @@ export const MAX_LANES_KNOB: PolicyKnob = {
   unit: 'lanes',
 };
 
-/** The knobs every policy has, in display order. */
-export const COMMON_KNOBS: readonly PolicyKnob[] = [WORK_CONSERVING_KNOB, HOLD_KNOB, MAX_LANES_KNOB];
+/** The knobs every policy has, in display order (the iteration watchdog's last). */
+export const COMMON_KNOBS: readonly PolicyKnob[] = [WORK_CONSERVING_KNOB, HOLD_KNOB, MAX_LANES_KNOB, ...WATCHDOG_KNOBS];
 
 /** Defaults that make a policy strict: one lane, the lane held 250 ms for the best job. */
-export const STRICT_DEFAULTS = { workConserving: false, holdMs: 250, maxLanes: 1 } as const;
+export const STRICT_DEFAULTS = { workConserving: false, holdMs: 250, maxLanes: 1, ...WATCHDOG_DEFAULTS } as const;
+
+export { WATCHDOG_DEFAULTS };
 
 /** Comparator: earlier `addJob` first. The last tie-breaker of every policy. */
 export function byArrival(a: SchedJob, b: SchedJob): number {

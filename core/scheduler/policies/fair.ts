@@ -6,7 +6,7 @@
  * FAIR would decay into round-robin by iterations, unfair to jobs with short ones.
  */
 import type { Policy, SchedJob } from '../policy.js';
-import { byArrival, COMMON_KNOBS, laneLimit } from './common.js';
+import { byArrival, COMMON_KNOBS, laneLimit, WATCHDOG_DEFAULTS } from './common.js';
 
 function byAttained(a: SchedJob, b: SchedJob): number {
   return a.attainedMs - b.attainedMs || byArrival(a, b);
@@ -16,7 +16,7 @@ function byAttained(a: SchedJob, b: SchedJob): number {
 export const fairPolicy: Policy = {
   name: 'FAIR',
   knobs: COMMON_KNOBS,
-  defaults: { workConserving: false, holdMs: 50, maxLanes: 1 },
+  defaults: { workConserving: false, holdMs: 50, maxLanes: 1, ...WATCHDOG_DEFAULTS },
   rank: (jobs) => [...jobs].sort(byAttained),
   maxLanes: laneLimit,
 };

@@ -201,7 +201,7 @@ describe('policy switch', () => {
   it("keeps each policy's knobs across switches", () => {
     const { scheduler } = setup('SRTF', { holdMs: 500 });
     scheduler.setPolicy('FAIR', { maxLanes: 2 });
-    expect(scheduler.policyInfo().params).toEqual({ workConserving: false, holdMs: 50, maxLanes: 2 });
+    expect(scheduler.policyInfo().params).toEqual({ workConserving: false, holdMs: 50, maxLanes: 2, hangFactor: 50, hangMinMs: 60_000 });
     expect(scheduler.setPolicy('SRTF').params).toMatchObject({ holdMs: 500, defaultIterationMs: 100 });
     expect(scheduler.setPolicy('FAIR').params.maxLanes).toBe(2);
   });
