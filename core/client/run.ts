@@ -30,7 +30,7 @@ export async function runJob(options: RunOptions): Promise<number> {
     process.stderr.write(`salus: job file not found: ${file}\n`);
     return 2;
   }
-  if (options.local) return spawnAndWait(process.execPath, [LOCAL_RUNNER, file, '--', ...options.args], process.env).code;
+  if (options.local) return spawnAndWait(process.execPath, [...jobNodeFlags(), LOCAL_RUNNER, file, '--', ...options.args], process.env).code;
 
   // A control connection first: fails fast with a clear message when no service runs,
   // and carries the exit report at the end.
@@ -51,7 +51,7 @@ export async function runJob(options: RunOptions): Promise<number> {
   const relay = createOutputRelay((text) => {
     if (run.pid) void control.call('appendOutput', run.pid, text).catch(() => undefined);
   });
-  const run = spawnAndWait(process.execPath, ['--import', PRELOAD, file, ...options.args], env, relay.push);
+  const run = spawnAndWait(process.execPath, [...jobNodeFlags(), '--import', PRELOAD, file, ...options.args], env, relay.push);
   const { code, signal } = await run.done;
   relay.flush();
   try {
@@ -61,6 +61,15 @@ export async function runJob(options: RunOptions): Promise<number> {
   }
   control.close();
   return code;
+}
+
+/**
+ * Node and V8 flags given to `salus run`'s own node (`node --liftoff-only
+ * bin/salus.js run …`) go on to the job: some flags NODE_OPTIONS refuses.
+ * Debugger flags stay behind, or the job would fight over the inspector port.
+ */
+function jobNodeFlags(): string[] {
+  return process.execArgv.filter((flag) => !/^--(inspect|debug)/.test(flag));
 }
 
 /** Coalesces output into at most one message per 100 ms (or 64 KiB). */

@@ -42,8 +42,8 @@ export interface TestService {
   cli(args: string[], options?: { timeoutMs?: number }): Promise<RunResult>;
   /** `salus ARGS --json`, parsed. */
   json<T>(args: string[]): Promise<T>;
-  /** Starts `salus run FILE …` without waiting. */
-  startJob(args: string[], env?: NodeJS.ProcessEnv): JobProcess;
+  /** Starts `salus run FILE …` without waiting; `nodeFlags` go to its node (and on to the job's). */
+  startJob(args: string[], env?: NodeJS.ProcessEnv, nodeFlags?: string[]): JobProcess;
   /** A control connection (closed by stop()). */
   control(): Promise<ServiceConnection>;
   /** Waits until `predicate` holds for `salus jobs --json`. */
@@ -109,8 +109,8 @@ export async function startService(args: string[] = [], env: NodeJS.ProcessEnv =
       if (result.code !== 0) throw new Error(`salus ${cliArgs.join(' ')} failed (${result.code}): ${result.stderr}`);
       return JSON.parse(result.stdout) as T;
     },
-    startJob(jobArgs, jobEnv = {}) {
-      const c = spawn(process.execPath, [SALUS_BIN, 'run', ...jobArgs], { env: { ...baseEnv, ...jobEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    startJob(jobArgs, jobEnv = {}, nodeFlags = []) {
+      const c = spawn(process.execPath, [...nodeFlags, SALUS_BIN, 'run', ...jobArgs], { env: { ...baseEnv, ...jobEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
       const result = collect(c);
       return { child: c, done: result.done, stdout: result.out };
     },
