@@ -18,7 +18,7 @@ const CHECKS = [
   'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'largeMappings', 'invalidBufferDescriptor',
   'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
-  'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse',
+  'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
   'occlusionQuerySet', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'afterDestroy',
@@ -71,6 +71,7 @@ describe('remote WebGPU conformance', () => {
     expect(local.writeBufferVariants.value.values.slice(0, 3)).toEqual([3, 4, 5]);
     expect(local.writeBufferShared.value).toMatchObject({ values: [103, 104, 105, 106, 108, 109, 110, 111], outOfData: { threw: 'DOMException', name: 'OperationError' } });
     expect(local.dispatchDirectAndIndirect.value.viaIndirect.slice(0, 3)).toEqual([2, 12, 22]);
+    expect(local.integerArguments.value).toMatchObject({ sizes: { negative: { threw: 'TypeError' }, fraction: { ok: 4 } }, values: [0, 7, 0, 0], mapNegative: { threw: 'TypeError' } });
     expect(local.createComputePipelineAsync.value.rejection).toMatchObject({ threw: 'GPUPipelineError', isPipelineError: true, reason: 'validation' });
     expect(local.errorScopes.value.emptyClass).toMatchObject({ threw: 'DOMException', name: 'OperationError' });
     expect(local.uncapturedError.value.event).toMatchObject({ isValidation: true, isGPUError: true });

@@ -8,6 +8,7 @@
 import { RemoteObject } from './base.js';
 import { GPUMapMode } from './constants.js';
 import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
+import { optionalSize64, size64, uint32 } from './webidl.js';
 import type { DeviceChannel } from './channel.js';
 
 interface Mapping {
@@ -43,13 +44,14 @@ export class RemoteBuffer extends RemoteObject {
   #destroyed = false;
 
   constructor(channel: DeviceChannel, id: number, descriptor: GPUBufferDescriptor) {
-    const size = Number(descriptor.size);
+    const size = size64(descriptor.size, 'createBuffer: size');
+    const usage = uint32(descriptor.usage, 'createBuffer: usage');
     if (descriptor.mappedAtCreation && size % 4 !== 0) {
       throw new RangeError(`createBuffer: a buffer mapped at creation needs a size that is a multiple of 4, not ${size}`);
     }
     super(channel, id, descriptor.label);
     this.size = size;
-    this.usage = Number(descriptor.usage);
+    this.usage = usage;
     channel.record({
       op: 'createBuffer', id, size: this.size, usage: this.usage,
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
@@ -64,7 +66,8 @@ export class RemoteBuffer extends RemoteObject {
     return this.#mapState;
   }
 
-  async mapAsync(mode: number, offset = 0, size?: number): Promise<undefined> {
+  async mapAsync(modeArg: number, offsetArg = 0, sizeArg?: number): Promise<undefined> {
+    const [mode, offset, size] = [uint32(modeArg, 'mapAsync: mode'), size64(offsetArg, 'mapAsync: offset'), optionalSize64(sizeArg, 'mapAsync: size')];
     const channel = this.channel;
     const rid = channel.allocateRid();
     const reply = channel.expectReply(rid);
@@ -115,7 +118,8 @@ export class RemoteBuffer extends RemoteObject {
     await Promise.all(pieces);
   }
 
-  getMappedRange(offset = 0, size?: number): ArrayBuffer {
+  getMappedRange(offsetArg = 0, sizeArg?: number): ArrayBuffer {
+    const [offset, size] = [size64(offsetArg, 'getMappedRange: offset'), optionalSize64(sizeArg, 'getMappedRange: size')];
     const mapping = this.#mapping;
     if (this.#mapState !== 'mapped' || !mapping) {
       throw new DOMException('getMappedRange on a buffer that is not mapped', 'OperationError');

@@ -16,6 +16,7 @@ import {
 } from './objects.js';
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
+import { optionalSize64, size64 } from './webidl.js';
 
 function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
   if (ArrayBuffer.isView(data)) {
@@ -46,9 +47,10 @@ export class RemoteQueue extends RemoteObject {
     return undefined;
   }
 
-  writeBuffer(buffer: GPUBuffer, bufferOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
+  writeBuffer(buffer: GPUBuffer, bufferOffsetArg: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
     const id = idOf(buffer, 'GPUBuffer');
-    const bytes = bytesOf(data, dataOffset, size);
+    const bufferOffset = size64(bufferOffsetArg, 'writeBuffer: bufferOffset');
+    const bytes = bytesOf(data, optionalSize64(dataOffset, 'writeBuffer: dataOffset'), optionalSize64(size, 'writeBuffer: size'));
     if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += DATA_CHUNK_BYTES) {

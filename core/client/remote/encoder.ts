@@ -1,6 +1,7 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
+import { optionalSize64, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
   target.channel.record({ op: 'debugMarker', target: target.id, kind, label });
@@ -34,11 +35,12 @@ export class RemoteComputePassEncoder extends RemoteObject {
   }
 
   dispatchWorkgroups(x: number, y = 1, z = 1): undefined {
-    this.channel.record({ op: 'dispatch', pass: this.id, x, y, z });
+    this.channel.record({ op: 'dispatch', pass: this.id, x: uint32(x, 'dispatchWorkgroups: x'), y: uint32(y, 'dispatchWorkgroups: y'), z: uint32(z, 'dispatchWorkgroups: z') });
     return undefined;
   }
 
   dispatchWorkgroupsIndirect(buffer: GPUBuffer, offset: number): undefined {
+    offset = size64(offset, 'dispatchWorkgroupsIndirect: offset');
     this.#retained.add(buffer);
     this.channel.record({ op: 'dispatchIndirect', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset });
     return undefined;
@@ -79,10 +81,12 @@ export class RemoteCommandEncoder extends RemoteObject {
   /** Both overloads: (src, srcOffset, dst, dstOffset, size) and (src, dst, size?). */
   copyBufferToBuffer(src: GPUBuffer, a: number | GPUBuffer, b?: number | GPUBuffer, c?: number, d?: number): undefined {
     let srcOffset: number, dst: GPUBuffer, dstOffset: number, size: number;
-    if (typeof a === 'number') {
-      srcOffset = a; dst = b as GPUBuffer; dstOffset = c ?? 0; size = d ?? Math.max(0, src.size - srcOffset);
+    // A buffer in second place is the three-argument overload; anything else converts as an offset.
+    if (!(a instanceof RemoteObject)) {
+      srcOffset = size64(a, 'copyBufferToBuffer: sourceOffset'); dst = b as GPUBuffer; dstOffset = size64(c ?? 0, 'copyBufferToBuffer: destinationOffset');
+      size = d === undefined ? Math.max(0, src.size - srcOffset) : size64(d, 'copyBufferToBuffer: size');
     } else {
-      srcOffset = 0; dst = a; dstOffset = 0; size = typeof b === 'number' ? b : src.size;
+      srcOffset = 0; dst = a as GPUBuffer; dstOffset = 0; size = b === undefined ? src.size : size64(b, 'copyBufferToBuffer: size');
     }
     this.#retained.add(src).add(dst);
     this.channel.record({
@@ -93,6 +97,7 @@ export class RemoteCommandEncoder extends RemoteObject {
   }
 
   clearBuffer(buffer: GPUBuffer, offset?: number, size?: number): undefined {
+    [offset, size] = [optionalSize64(offset, 'clearBuffer: offset'), optionalSize64(size, 'clearBuffer: size')];
     this.#retained.add(buffer);
     this.channel.record({ op: 'clearBuffer', encoder: this.id, buffer: idOf(buffer, 'GPUBuffer'), offset, size });
     return undefined;

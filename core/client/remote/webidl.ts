@@ -1,0 +1,38 @@
+/**
+ * WebIDL's conversion of the integer arguments of WebGPU calls, which are all
+ * `[EnforceRange]` (GPUSize64, GPUSize32, GPUIndex32, GPUBufferUsageFlags, …):
+ * a fraction is truncated, while NaN, ±Infinity and anything outside the
+ * type's range throw a TypeError at the call, as on a local device. Without
+ * this the command would reach the service malformed and come back as an
+ * uncaptured error instead of an exception (TF.js's sparseSegmentMean specs
+ * create buffers of negative size, for one).
+ */
+
+/** The largest GPUSize64 a JavaScript number holds exactly (WebIDL's `unsigned long long` bound). */
+export const MAX_SIZE64 = Number.MAX_SAFE_INTEGER;
+/** The largest `unsigned long` (GPUSize32, GPUIndex32, GPUFlagsConstant). */
+export const MAX_UINT32 = 0xffff_ffff;
+
+/** `value` converted as an `[EnforceRange]` unsigned integer of at most `max`; `what` names it in the TypeError. */
+export function enforceRange(value: unknown, max: number, what: string): number {
+  const number = Number(value); // WebIDL's ToNumber: a BigInt or a Symbol throws a TypeError here too
+  if (!Number.isFinite(number)) throw new TypeError(`${what}: ${String(value)} is not a finite number`);
+  const integer = Math.trunc(number);
+  if (integer < 0 || integer > max) throw new TypeError(`${what}: ${integer} is outside [0, ${max}]`);
+  return integer + 0; // -0 -> 0
+}
+
+/** A GPUSize64 argument. */
+export function size64(value: unknown, what: string): number {
+  return enforceRange(value, MAX_SIZE64, what);
+}
+
+/** A GPUSize32, GPUIndex32 or flags argument. */
+export function uint32(value: unknown, what: string): number {
+  return enforceRange(value, MAX_UINT32, what);
+}
+
+/** An optional GPUSize64 argument: undefined stays undefined (the call's default applies). */
+export function optionalSize64(value: unknown, what: string): number | undefined {
+  return value === undefined ? undefined : size64(value, what);
+}
