@@ -27,6 +27,9 @@ function readHints(): JobHints {
   }
 }
 
+/** A job the service killed exits with this code, as if by SIGTERM (128 + 15). */
+const KILLED_EXIT_CODE = 143;
+
 let connection: ServiceConnection;
 try {
   connection = await ServiceConnection.open(resolveSocketPath(), {
@@ -74,6 +77,10 @@ connection.on('message', (message: { t: string; reason?: string; message?: strin
     // Refused at admission, or ended by the service (its watchdog): either way this job is over.
     process.stderr.write(`salus: ${jobId} failed: ${message.message ?? 'it cannot run on this service'}; exiting\n`);
     process.exit(1);
+  } else if (message.t === 'state' && message.state === 'killed') {
+    // The service ended this job and may not have signalled this process (it signals only what the OS verifies).
+    process.stderr.write(`salus: ${message.message ?? `${jobId} was killed`}; exiting\n`);
+    process.exit(KILLED_EXIT_CODE);
   } else if (message.t === 'state' && message.state === 'paused') {
     process.stderr.write(`salus: ${jobId} paused (salus resume ${jobId})\n`);
   }

@@ -167,8 +167,17 @@ export class Session {
     // Where the timer may mark an inferred iteration's end early: at the batch's last sync point, if no submit follows.
     const lastSync = cmds.findLastIndex((c) => SYNC_OPS.has(c.op));
     const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
+    /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
+    let unmarked = false;
     for (const [index, cmd] of cmds.entries()) {
       if (this.closed) return;
+      if (cmd.op === 'submit' && !this.inIteration && this.iterationSource === 'sdk') {
+        // Marking one iteration must not let the rest of a job's GPU work run unscheduled.
+        this.scopes.closeSegment();
+        if (!(await this.beginIteration())) return;
+        unmarked = true;
+        this.scopes.openSegment();
+      }
       if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
       if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
         endAfterBatch = true;
@@ -178,7 +187,8 @@ export class Session {
       switch (cmd.op) {
         case 'iterationBegin':
           this.scopes.closeSegment();
-          if (this.iterationSource === 'inferred' && this.inIteration) await this.endIteration();
+          if ((this.iterationSource === 'inferred' || unmarked) && this.inIteration) await this.endIteration();
+          unmarked = false;
           this.iterationSource = 'sdk';
           if (!this.inIteration && !(await this.beginIteration())) return;
           this.scopes.openSegment();
@@ -225,7 +235,7 @@ export class Session {
     this.scopes.closeSegment();
     // A batch of releases alone (e.g. objects the job's GC let go of) does not end the memory side:
     // the job's own frees of this iteration's buffers may still come.
-    if (endAfterBatch) await this.endIteration();
+    if (endAfterBatch || (unmarked && this.inIteration)) await this.endIteration();
   }
 
   private addDevice(id: number): JobDevice {

@@ -9,6 +9,11 @@ export interface JobPeer {
   send(message: ServerMessage, payload?: Uint8Array[]): void;
   /** Ends the connection (after what was sent). */
   close(): void;
+  /**
+   * The job's processes that the OS says hold this connection now (core/server/peerProcess.ts),
+   * for `salus kill` to signal; empty when they cannot be verified. Never the job's own claim alone.
+   */
+  verifiedPids(claimedPid: number | null): number[];
 }
 
 export interface JobRecord {

@@ -20,6 +20,7 @@ import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamV
 import { FINAL_STATES } from '../protocol/state.js';
 import { appendOutput, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
 import { BusyMeter } from './metrics.js';
+import { signalProcesses } from './peerProcess.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -173,14 +174,12 @@ export class SalusService extends EventEmitter {
     const job = this.job(id);
     if (FINAL_STATES.includes(job.state)) return;
     job.killed = true;
+    // Only a process the OS says is this job's is signalled (a hello may name any pid); read before hanging up.
+    const pids = job.peer?.verifiedPids(job.pid) ?? [];
+    job.peer?.send({ t: 'state', state: 'killed', message: `${id} was killed (salus kill)` });
     this.endWithLostDevice(job, 'destroyed', 'the job was killed (salus kill)', 'killed', 'killed');
-    if (job.pid && job.pid !== process.pid) {
-      try {
-        process.kill(job.pid, 'SIGTERM');
-      } catch {
-        // Already gone, or not ours to signal.
-      }
-    }
+    if (job.pid !== null && pids.length === 0) this.log(`salus: ${id}: its process could not be verified from the OS, so it was ended by its socket only`);
+    signalProcesses(pids, 'SIGTERM');
   }
 
   pause(id: string): void {

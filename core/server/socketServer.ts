@@ -19,6 +19,8 @@ import { runControl } from './control.js';
 import type { JobLauncher } from './launcher.js';
 import type { JobRecord } from './jobs.js';
 import type { ServiceEvent } from '../protocol/api.js';
+import { FINAL_STATES } from '../protocol/state.js';
+import { identifyPeer, peerPid, verifiedPids, type PeerSocket } from './peerProcess.js';
 
 /** A session with this many batches waiting stops reading its socket until it catches up. */
 const BACKLOG_PAUSE_BATCHES = 32;
@@ -78,7 +80,7 @@ class Connection {
   }
 
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
-    if (this.socket.destroyed) return;
+    if (this.socket.destroyed || this.socket.writableEnded) return;
     writeFrame(this.socket, encodeFrame(message, payload));
   }
 
@@ -110,6 +112,7 @@ class Connection {
   private onMessage(header: unknown, payload: Uint8Array): void {
     if (!this.role) return this.onHello(header);
     if (this.role === 'control') return void this.onCall(header);
+    if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
     const parsed = isWellFormedJobMessage(header) ? { success: true as const, data: header as JobMessage } : jobMessageSchema.safeParse(header);
     if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
     const pending = this.service.handleJobMessage(this.job!, parsed.data, payload);
@@ -119,6 +122,18 @@ class Connection {
       this.socket.pause();
       void pending.finally(() => { if (!this.socket.destroyed) this.socket.resume(); });
     }
+  }
+
+  /**
+   * A message for a job that has ended (killed, failed, refused): it is never
+   * re-admitted on the same connection, whatever it asks. Only its goodbye is
+   * taken; anything else is told why and hung up on.
+   */
+  private refuseEnded(header: unknown): void {
+    if ((header as { t?: unknown } | null)?.t === 'goodbye' || this.socket.writableEnded) return;
+    const job = this.job!;
+    this.fail(ErrorCode.NotAllowed, `${job.id} has ended (${job.state}) and cannot run again on this connection; start the job anew (salus run)`);
+    this.socket.end();
   }
 
   private onHello(header: unknown): void {
@@ -139,7 +154,22 @@ class Connection {
     const gpu = this.service.options.gpu;
     const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features, wgslLanguageFeatures: gpu.wgslLanguageFeatures };
     if (hello.role === 'job') {
-      this.job = this.service.openJob(hello, { send: (m, p) => this.send(m, p), close: () => this.socket.end() });
+      // Who is at the other end, from the OS (the hello's pid is only the job's claim).
+      let peer: PeerSocket | null = null;
+      const job = this.service.openJob(hello, {
+        send: (m, p) => this.send(m, p),
+        close: () => this.socket.end(),
+        verifiedPids: (claimedPid) => verifiedPids(peer, claimedPid),
+      });
+      this.job = job;
+      void identifyPeer(this.socket).then((found) => {
+        peer = found;
+        const pid = peerPid(found, job.pid);
+        if (pid === null || pid === job.pid) return;
+        this.service.log(`salus: ${job.id} said it was pid ${job.pid ?? '(none)'}, but its socket is held by pid ${pid}`);
+        job.pid = pid;
+        this.service.markDirty('jobs');
+      });
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION, bulkDir: this.service.options.bulkDir ?? null });
     } else {
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, adapter, version: SERVICE_VERSION });

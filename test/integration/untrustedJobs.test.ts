@@ -1,0 +1,143 @@
+/**
+ * Every job is untrusted (issue 9): the service learns a job's process from the
+ * OS, never from the job's hello, so `salus kill` cannot be aimed at someone
+ * else's process; and a job that has ended — killed or refused — is never
+ * re-admitted on its connection, whatever it sends after.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
+
+const LIAR = join(ROOT, 'test/fixtures/clients/liar.mjs');
+const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
+let service: TestService | null = null;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await service?.stop();
+  service = null;
+});
+
+/** A harmless process to claim: nobody may get it killed. */
+function sleeper(): ChildProcess {
+  const child = spawn('sleep', ['120'], { stdio: 'ignore' });
+  children.push(child);
+  return child;
+}
+
+/** The liar client (a separate process) with its printed frames and how it ended. */
+function liar(socketPath: string, claimedPid: number, retry = false) {
+  const child = spawn(process.execPath, [LIAR, socketPath, String(claimedPid), ...(retry ? ['--retry'] : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SALUS_PROTOCOL: String(PROTOCOL_VERSION) },
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const frames = () => out.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return { child, exited, frames };
+}
+
+const alive = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
+describe('salus kill and a job that lies about its pid', () => {
+  it('signals only the process the OS says holds the job\'s socket, never the one it named', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const bystander = sleeper();
+    const rogue = liar(service.socketPath, bystander.pid!);
+    await until(() => rogue.frames().find((f) => f.t === 'reply' && f.rid === 1), 'the liar\'s device');
+    const jobId = rogue.frames().find((f) => f.t === 'welcome').jobId;
+    // The job table names the real process, learned from the OS.
+    const info = await service.waitForJobs((jobs) => jobs.find((j) => j.id === jobId && j.pid === rogue.child.pid));
+    expect(service.log()).toMatch(new RegExp(`${jobId} said it was pid ${bystander.pid}, but its socket is held by pid ${rogue.child.pid}`));
+
+    const kill = await service.cli(['kill', info.id]);
+    expect(kill.code, kill.stderr).toBe(0);
+    expect(await rogue.exited).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(rogue.frames()).toContainEqual({ t: 'state', state: 'killed', message: `${jobId} was killed (salus kill)` });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(bystander)).toBe(true);
+    expect((await service.json<any[]>(['jobs'])).find((j) => j.id === jobId).state).toBe('killed');
+  });
+
+  it('without a way to verify (no `ss`), ends the job by its socket and signals no one', async () => {
+    service = await startService(['--memory', '64MiB'], { PATH: '/nonexistent' });
+    const bystander = sleeper();
+    const rogue = liar(service.socketPath, bystander.pid!);
+    await until(() => rogue.frames().find((f) => f.t === 'reply' && f.rid === 1), 'the liar\'s device');
+    const jobId = rogue.frames().find((f) => f.t === 'welcome').jobId;
+    expect((await service.cli(['kill', jobId])).code).toBe(0);
+    await until(() => rogue.frames().find((f) => f.t === 'closed'), 'the service to hang up');
+    expect(rogue.frames()).toContainEqual({ t: 'lost', reason: 'destroyed', message: 'the job was killed (salus kill)' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(bystander)).toBe(true);
+    expect(alive(rogue.child)).toBe(true);
+    expect(service.log()).toMatch(new RegExp(`${jobId}: its process could not be verified from the OS, so it was ended by its socket only`));
+
+    // An ordinary job killed there still ends: `salus run` exits and says why.
+    const job = service.startJob(['--name', 'victim', STEPS, '--', '--iterations', '100000']);
+    const running = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'victim' && j.iterations.done >= 1));
+    expect((await service.cli(['kill', running.id])).code).toBe(0);
+    const result = await job.done;
+    expect(result.code).toBe(143);
+    expect(result.stderr).toMatch(new RegExp(`salus: ${running.id} was killed \\(salus kill\\); exiting`));
+  }, 60_000);
+});
+
+describe('an ended job', () => {
+  it('is not re-admitted when it asks again on its connection after a kill', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const rogue = liar(service.socketPath, sleeper().pid!, true);
+    await until(() => rogue.frames().find((f) => f.t === 'reply' && f.rid === 1), 'the device');
+    const jobId = rogue.frames().find((f) => f.t === 'welcome').jobId;
+    await service.waitForJobs((jobs) => jobs.find((j) => j.id === jobId && j.pid === rogue.child.pid));
+    expect((await service.cli(['kill', jobId])).code).toBe(0);
+    await until(() => rogue.frames().find((f) => f.t === 'closed'), 'the retry to be hung up on', 10_000);
+    const frames = rogue.frames();
+    expect(frames.find((f) => f.t === 'SIGTERM')).toBeDefined(); // signalled (it ignores SIGTERM), and then retried
+    expect(frames.filter((f) => f.t === 'reply' && f.rid !== 1 && !f.error)).toEqual([]);
+    const jobs = await service.json<any[]>(['jobs']);
+    expect(jobs.map((j) => [j.id, j.state])).toEqual([[jobId, 'killed']]);
+    const memory = await service.json<any>(['memory']);
+    expect(memory).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+  });
+
+  it('is not re-admitted after admission refused it', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const job = await rawSocket(service.socketPath);
+    sendFrame(job.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'too-big', hints: { persistentBytes: 1 << 30 } });
+    sendFrame(job.socket, { t: 'requestDevice', rid: 1 });
+    expect((await until(() => job.frames.find((f) => f.t === 'reply' && f.rid === 1), 'the refusal')).error.message).toMatch(/could not fit|never fit|capacity/i);
+    sendFrame(job.socket, { t: 'hints', hints: { persistentBytes: 1024 } });
+    sendFrame(job.socket, { t: 'requestDevice', rid: 2 });
+    await job.closed;
+    expect(job.frames.find((f) => f.t === 'reply' && f.rid === 2 && !f.error)).toBeUndefined();
+    expect(job.frames.find((f) => f.t === 'error')?.message).toMatch(/has ended \(failed\) and cannot run again on this connection/);
+    const [info] = await service.json<any[]>(['jobs']);
+    expect(info.state).toBe('failed');
+    expect((await service.json<any>(['memory'])).jobs).toEqual([]);
+  });
+});
+
+describe('scheduling', () => {
+  it('cannot be bypassed by marking one iteration with the SDK and submitting outside it', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const job = service.startJob(['--name', 'sly', join(ROOT, 'test/fixtures/jobs/sdkThenUnmarked.js')]);
+    const loops = () => (job.stdout().match(/"loop"/g) ?? []).length;
+    await until(() => loops() >= 3, 'the job to loop', 30_000);
+    const [info] = await service.json<any[]>(['jobs']);
+    expect(info.iterationSource).toBe('sdk');
+    expect((await service.cli(['pause', info.id])).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300)); // at most the batch already granted finishes
+    const paused = loops();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(loops()).toBe(paused);
+    expect((await service.cli(['resume', info.id])).code).toBe(0);
+    await until(() => loops() >= paused + 3, 'the job to go on once resumed', 30_000);
+    expect((await service.cli(['kill', info.id])).code).toBe(0);
+    expect((await job.done).code).toBe(143);
+  }, 60_000);
+});
