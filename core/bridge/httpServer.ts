@@ -14,7 +14,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { SalusService } from '../server/service.js';
 import type { JobLauncher } from '../server/launcher.js';
 import { runControl } from '../server/control.js';
-import { prometheusText } from '../server/metrics.js';
+import { createServiceMetrics } from '../server/prometheus.js';
 import { BRIDGE_METHODS, type BridgeCall, type BridgeMessage } from '../protocol/bridge.js';
 import type { ServiceEvent } from '../protocol/api.js';
 
@@ -123,6 +123,7 @@ async function serveStatic(response: ServerResponse, pathname: string): Promise<
 export async function startHttp(service: SalusService, launcher: JobLauncher | null, listen: string, token = process.env.SALUS_TOKEN || randomBytes(18).toString('hex')): Promise<HttpPanel> {
   const { host, port } = parseListen(listen);
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
+  const metrics = createServiceMetrics(service);
 
   const server = createServer((request, response) => {
     // Pages never leak the address (and its token) to another site.
@@ -142,8 +143,10 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
       return;
     }
     if (url.pathname === '/metrics') {
-      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-      response.end(prometheusText(service.snapshot()));
+      metrics.text().then(
+        (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        (error: Error) => sendJson(response, 500, { error: `metrics failed: ${error.message}` }),
+      );
       return;
     }
     const routes: Record<string, () => unknown> = {
@@ -182,6 +185,7 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
     token,
     server,
     close: () => new Promise((resolve) => {
+      metrics.dispose();
       for (const client of sockets.clients) client.terminate();
       server.close(() => resolve());
     }),

@@ -1,5 +1,4 @@
-/** Service metrics: how busy the GPU's lanes are, and the Prometheus text of the state. */
-import type { ServiceSnapshot } from '../protocol/state.js';
+/** How busy the GPU's lanes are (the panel's chart and `salus_gpu_busy_ratio`; see prometheus.ts for /metrics). */
 
 /**
  * Measures the share of wall time during which at least one lane runs an
@@ -40,30 +39,4 @@ export class BusyMeter {
     this.lastShare = windowMs > 0 ? Math.min(1, busy / windowMs) : 0;
     return this.lastShare;
   }
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-}
-
-/** The state in Prometheus's text exposition format (for `/metrics`). */
-export function prometheusText(snapshot: ServiceSnapshot): string {
-  const lines: string[] = [];
-  const metric = (name: string, help: string, type: 'gauge' | 'counter', samples: Array<[string, number]>) => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [labels, value] of samples) lines.push(`${name}${labels} ${value}`);
-  };
-  const { memory, jobs } = snapshot;
-  metric('salus_memory_capacity_bytes', 'GPU memory the service may use.', 'gauge', [['', memory.capacityBytes]]);
-  metric('salus_memory_used_bytes', 'Persistent memory of all jobs plus all lane reservations.', 'gauge', [['', memory.usedBytes]]);
-  metric('salus_lanes', 'Lanes open now.', 'gauge', [['', memory.lanes.length]]);
-  metric('salus_gpu_busy_ratio', 'Share of the last second during which some lane ran an iteration.', 'gauge', [['', snapshot.busyShare]]);
-  const states = ['queued', 'running', 'paused', 'done', 'failed', 'killed'];
-  metric('salus_jobs', 'Jobs by state.', 'gauge', states.map((s) => [`{state="${s}"}`, jobs.filter((j) => j.state === s).length]));
-  const live = jobs.filter((j) => j.state === 'running' || j.state === 'paused');
-  const label = (j: (typeof jobs)[number]) => `{job="${escapeLabel(j.id)}",name="${escapeLabel(j.name)}"}`;
-  metric('salus_job_iterations_total', 'Iterations finished by the job.', 'counter', live.map((j) => [label(j), j.iterations.done]));
-  metric('salus_job_persistent_bytes', 'Persistent memory the job holds.', 'gauge', live.map((j) => [label(j), j.memory.persistentBytes]));
-  metric('salus_job_attained_seconds_total', 'GPU time granted to the job.', 'counter', live.map((j) => [label(j), j.attainedMs / 1000]));
-  return `${lines.join('\n')}\n`;
 }

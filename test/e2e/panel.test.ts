@@ -145,8 +145,8 @@ describe('the headless panel in Chromium, against salus serve --http', () => {
     const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await metrics.text();
-    expect(text).toMatch(/^# HELP salus_memory_capacity_bytes .+\n# TYPE salus_memory_capacity_bytes gauge\nsalus_memory_capacity_bytes 67108864$/m);
-    for (const line of text.trimEnd().split('\n')) expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? -?[\d.e+-]+)$/);
+    expect(text).toMatch(/^# HELP salus_gpu_memory_total_bytes .+\n# TYPE salus_gpu_memory_total_bytes gauge\nsalus_gpu_memory_total_bytes\{gpu="0"\} 67108864$/m);
+    for (const line of text.trimEnd().split('\n').filter((l) => l !== '')) expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? -?[\d.e+-]+)$/);
 
     const refused = await new Promise<number>((resolve, reject) => {
       const ws = new WebSocket(`ws://${panelUrl.host}/api/events`);

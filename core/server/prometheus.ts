@@ -1,0 +1,134 @@
+/**
+ * `/metrics`: the service in Prometheus's text format, through prom-client.
+ * Names follow Prometheus's conventions (base units in the name, `_total` on
+ * counters, `_ratio` for 0..1) and read like the GPU exporters people already
+ * graph (DCGM's `DCGM_FI_DEV_FB_USED`/`_FREE`, nvitop's
+ * `nvitop_gpu_memory_used`/`_free`/`_total`): GPU series carry `gpu="0"`,
+ * per-job series `job`, `name`, `lane` (`none` while queued or ended) and
+ * `state`, per-lane series `lane`. Values are read from the service when
+ * scraped; iteration times and lane switches are counted as they happen.
+ *
+ * Prometheus puts its own `job` label (the scrape job) on every series, so
+ * scrape with `honor_labels: true` to keep ours (else it becomes `exported_job`).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { JobInfo, LaneInfo } from '../protocol/state.js';
+import type { SalusService } from './service.js';
+import { IterationHistogram } from './iterationHistogram.js';
+
+/** The labels of every per-job series. */
+export const JOB_LABELS = ['job', 'name', 'lane', 'state'] as const;
+const JOB_STATES = ['queued', 'running', 'paused', 'done', 'failed', 'killed'] as const;
+
+/** A service's metrics; `text()` is the body of `/metrics`. */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** The exposition's content type (`text/plain; version=0.0.4; charset=utf-8`). */
+  readonly contentType: string;
+  text(): Promise<string>;
+  /** Stops counting (the service's listeners are removed). */
+  dispose(): void;
+}
+
+function jobLabels(job: JobInfo): Record<(typeof JOB_LABELS)[number], string> {
+  return { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state };
+}
+
+/** Registers every series for `service` in a registry of its own, with Node's process metrics as `salus_process_*`/`salus_nodejs_*`. */
+export function createServiceMetrics(service: SalusService): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'salus_' });
+  // Read once per scrape (in `text`), so that every series of one scrape agrees.
+  let snapshot = service.snapshot();
+
+  const gpu = (name: string, help: string, read: () => number) => new Gauge({
+    name, help, labelNames: ['gpu'], registers: [registry],
+    collect() { this.set({ gpu: '0' }, read()); },
+  });
+  new Gauge({
+    name: 'salus_gpu_info', help: 'The GPU the service shares (value 1): model, WebGPU backend, and whether it is a software GPU.',
+    labelNames: ['gpu', 'model_name', 'backend', 'software'], registers: [registry],
+    collect() {
+      const info = snapshot.gpu;
+      this.reset();
+      this.set({ gpu: '0', model_name: info.description || info.device, backend: info.backend, software: String(info.isSoftware) }, 1);
+    },
+  });
+  gpu('salus_gpu_memory_total_bytes', 'GPU memory the service may use (its capacity).', () => snapshot.memory.capacityBytes);
+  gpu('salus_gpu_memory_used_bytes', 'GPU memory counted against capacity: persistent memory of every job plus every lane.', () => snapshot.memory.usedBytes);
+  gpu('salus_gpu_memory_free_bytes', 'GPU memory left for new jobs and lanes.', () => snapshot.memory.freeBytes);
+  gpu('salus_gpu_busy_ratio', 'Share of the last second during which some lane ran an iteration, 0..1.', () => snapshot.busyShare);
+
+  new Gauge({
+    name: 'salus_jobs', help: 'Jobs the service knows, by state (ended jobs are kept for a while).', labelNames: ['state'], registers: [registry],
+    collect() {
+      for (const state of JOB_STATES) this.set({ state }, snapshot.jobs.filter((job) => job.state === state).length);
+    },
+  });
+
+  const perJob = (name: string, help: string, read: (job: JobInfo) => number) => new Gauge({
+    name, help, labelNames: [...JOB_LABELS], registers: [registry],
+    collect() {
+      // A job's labels change (lane, state): drop the old series rather than keep them forever.
+      this.reset();
+      for (const job of snapshot.jobs) this.set(jobLabels(job), read(job));
+    },
+  });
+  perJob('salus_job_memory_persistent_bytes', 'Persistent memory the job holds (weights, optimizer state), exact to the ledger.', (job) => job.memory.persistentBytes);
+  perJob('salus_job_memory_ephemeral_peak_bytes', 'Largest ephemeral memory one iteration of the job used (or declared, before any ran).', (job) => job.memory.ephemeralPeakBytes);
+  perJob('salus_job_memory_resident_bytes', 'Real GPU buffers the job holds now, persistent and ephemeral.', 
+    // Measured by the memory manager where it reports it; a job holds at least its persistent buffers.
+    (job) => (job.memory as Partial<{ residentBytes: number }>).residentBytes ?? job.memory.persistentBytes);
+  // Counters set from the service's own totals, which only grow.
+  const counterFromTotal = (name: string, help: string, read: (job: JobInfo) => number) => new Counter({
+    name, help, labelNames: [...JOB_LABELS], registers: [registry],
+    collect() {
+      this.reset();
+      for (const job of snapshot.jobs) this.inc(jobLabels(job), read(job));
+    },
+  });
+  counterFromTotal('salus_job_iterations_total', 'Iterations the job finished.', (job) => job.iterations.done);
+  counterFromTotal('salus_job_queued_seconds_total', 'Time the job waited for a lane grant.', (job) => job.queuedMs / 1000);
+  counterFromTotal('salus_job_gpu_seconds_total', "GPU time granted to the job's iterations.", (job) => job.attainedMs / 1000);
+
+  const histogram = new IterationHistogram(() => new Map(snapshot.jobs.map((job) => [job.id, jobLabels(job)])));
+  registry.registerMetric(histogram.asMetric());
+
+  const lane = (name: string, help: string, read: (lane: LaneInfo) => number) => new Gauge({
+    name, help, labelNames: ['lane'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const entry of snapshot.memory.lanes) this.set({ lane: entry.id }, read(entry));
+    },
+  });
+  lane('salus_lane_size_bytes', 'Ephemeral memory the lane reserves (counted against capacity).', (entry) => entry.sizeBytes);
+  lane('salus_lane_pooled_bytes', "Real GPU buffers in the lane's pool, lent or idle.", (entry) => entry.pooledBytes);
+  lane('salus_lane_jobs', 'Jobs admitted to the lane.', (entry) => entry.jobs.length);
+
+  const switches = new Counter({
+    name: 'salus_scheduler_switches_total', help: "Iterations granted in a lane to another job than the lane's previous one.",
+    labelNames: ['lane'], registers: [registry],
+  });
+  const lastJobOfLane = new Map<string, string>();
+  const stopListening = service.scheduler.onDidChange((change) => {
+    if (change.type === 'finish') histogram.observe(change.jobId, change.gpuMs / 1000);
+    if (change.type === 'grant') {
+      const previous = lastJobOfLane.get(change.laneId);
+      if (previous !== undefined && previous !== change.jobId) switches.inc({ lane: change.laneId });
+      lastJobOfLane.set(change.laneId, change.jobId);
+    }
+  });
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    text: () => {
+      snapshot = service.snapshot();
+      return registry.metrics();
+    },
+    dispose: () => {
+      stopListening();
+      registry.clear();
+    },
+  };
+}
