@@ -118,6 +118,8 @@ export function expectSuccess(run: SalusRun, what: string): SalusRun {
 /** A `salus serve` of this bench, on a private socket. */
 export interface BenchService {
   socketPath: string;
+  /** The `salus serve` process, e.g. to read its resources from /proc. */
+  pid: number | undefined;
   /** `salus run [SALUS_ARGS] FILE -- JOB_ARGS` against this service; FILE is under bench/jobs unless absolute. */
   run(file: string, jobArgs?: readonly string[], salusArgs?: readonly string[]): SalusProcess;
   /** `salus run --local FILE -- JOB_ARGS`: the same job on a device of its own (no service involved). */
@@ -159,6 +161,7 @@ export async function startService(serveArgs: readonly string[] = []): Promise<B
 
   return {
     socketPath,
+    pid: child.pid,
     run: (file, jobArgs = [], salusArgs = []) => {
       const job = startSalus(['run', '--socket', socketPath, ...salusArgs, jobPath(file), '--', ...jobArgs], env);
       // A failed job may be the service's fault: keep its log with the failure.
