@@ -29,6 +29,8 @@ export interface SessionHost {
   uncaptured(error: GpuErrorJson, deviceId: number): void;
   /** A line for the service log, about this job. */
   log(message: string): void;
+  /** Null while the job keeps up with its replies; else resolves once it has read enough of them. */
+  whenWritable?(): Promise<void> | null;
 }
 
 /** A batch as validated on arrival: its well-formed commands, and what was wrong with the others. */
@@ -107,6 +109,11 @@ export class Session {
     return this.queuedBatches;
   }
 
+  /** Live objects of the job, all its devices together (for the service's limit). */
+  get liveObjects(): number {
+    return this.table.size;
+  }
+
   /** Whether an iteration of this job holds its lane now. */
   get running(): boolean {
     return this.inIteration;
@@ -177,6 +184,16 @@ export class Session {
         if (!(await this.beginIteration())) return;
         unmarked = true;
         this.scopes.openSegment();
+      }
+      if (cmd.op === 'readMapped' || cmd.op === 'mapAsync') {
+        // Large replies: produced only as fast as the job reads them, so a batch of them cannot pile up in the service.
+        const writable = this.host.whenWritable?.();
+        if (writable) {
+          this.scopes.closeSegment();
+          await writable;
+          if (this.closed) return;
+          this.scopes.openSegment();
+        }
       }
       if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
       if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {

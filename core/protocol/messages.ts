@@ -20,6 +20,8 @@ export const ErrorCode = {
   VersionMismatch: 102,
   NotAllowed: 103,
   UnknownMethod: 104,
+  /** The peer passed one of the service's limits on what a connection may hold (README "Limits"). */
+  LimitExceeded: 105,
   /** 2xx: the request was understood but cannot be done. */
   NotFound: 200,
   Refused: 201,

@@ -14,6 +14,8 @@ export interface JobPeer {
    * for `salus kill` to signal; empty when they cannot be verified. Never the job's own claim alone.
    */
   verifiedPids(claimedPid: number | null): number[];
+  /** Null while the job keeps up with its replies; else resolves once it has read enough of them. */
+  whenWritable(): Promise<void> | null;
 }
 
 export interface JobRecord {

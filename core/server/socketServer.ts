@@ -21,9 +21,8 @@ import type { JobRecord } from './jobs.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { identifyPeer, peerPid, verifiedPids, type PeerSocket } from './peerProcess.js';
+import { ConnectionFlow, DROP_GRACE_MS } from './connectionLimits.js';
 
-/** A session with this many batches waiting stops reading its socket until it catches up. */
-const BACKLOG_PAUSE_BATCHES = 32;
 /**
  * Largest frame a connection may send before its hello is accepted: a hello is
  * a few hundred bytes, and a stranger must not make the service allocate what a
@@ -72,8 +71,10 @@ class Connection {
   private job: JobRecord | null = null;
   private role: 'job' | 'control' | null = null;
   private unsubscribe: (() => void) | null = null;
+  private readonly flow: ConnectionFlow;
 
   constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null) {
+    this.flow = new ConnectionFlow(socket, () => this.job?.session?.liveObjects ?? 0, (message) => this.drop(message));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onClose());
@@ -82,6 +83,16 @@ class Connection {
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
     if (this.socket.destroyed || this.socket.writableEnded) return;
     writeFrame(this.socket, encodeFrame(message, payload));
+    this.flow.sent(message.t === 'reply');
+  }
+
+  /** The peer passed a hard limit (connectionLimits.ts): told why, its job failed, and dropped. */
+  private drop(message: string): void {
+    this.fail(ErrorCode.LimitExceeded, `${message}; closing the connection`);
+    if (this.job) this.service.failJob(this.job, message);
+    this.socket.end();
+    // Its unread replies are what it is dropped for: free them once it had a moment to read why.
+    setTimeout(() => this.socket.destroy(), DROP_GRACE_MS).unref();
   }
 
   private fail(code: number, message: string): void {
@@ -115,13 +126,11 @@ class Connection {
     if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
     const parsed = isWellFormedJobMessage(header) ? { success: true as const, data: header as JobMessage } : jobMessageSchema.safeParse(header);
     if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
-    const pending = this.service.handleJobMessage(this.job!, parsed.data, payload);
-    const session = this.job?.session;
-    if (pending && session && session.backlog >= BACKLOG_PAUSE_BATCHES && !this.socket.isPaused()) {
-      // Backpressure: stop reading until the session has replayed what it has.
-      this.socket.pause();
-      void pending.finally(() => { if (!this.socket.destroyed) this.socket.resume(); });
-    }
+    const message = parsed.data;
+    const replayed = this.service.handleJobMessage(this.job!, message, payload);
+    const commands = message.t === 'batch' ? message.cmds : [];
+    const requests = message.t === 'requestDevice' ? 1 : commands.reduce<number>((n, c) => n + (typeof (c as { rid?: unknown } | null)?.rid === 'number' ? 1 : 0), 0);
+    this.flow.track(commands.length, payload.byteLength, requests, replayed);
   }
 
   /**
@@ -159,6 +168,7 @@ class Connection {
       const job = this.service.openJob(hello, {
         send: (m, p) => this.send(m, p),
         close: () => this.socket.end(),
+        whenWritable: () => this.flow.whenWritable(),
         verifiedPids: (claimedPid) => verifiedPids(peer, claimedPid),
       });
       this.job = job;

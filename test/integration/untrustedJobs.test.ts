@@ -5,6 +5,7 @@
  * re-admitted on its connection, whatever it sends after.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, startService, type TestService } from '../helpers/service.js';
@@ -139,5 +140,57 @@ describe('scheduling', () => {
     await until(() => loops() >= paused + 3, 'the job to go on once resumed', 30_000);
     expect((await service.cli(['kill', info.id])).code).toBe(0);
     expect((await job.done).code).toBe(143);
+  }, 60_000);
+});
+
+/** The service's peak resident memory so far, in bytes (Linux). */
+function peakRssBytes(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) * 1024;
+}
+
+/** A job on a bare socket (this process), admitted with one device. */
+async function admittedRawJob(socketPath: string, name: string) {
+  const job = await rawSocket(socketPath);
+  sendFrame(job.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name });
+  sendFrame(job.socket, { t: 'requestDevice', rid: 1 });
+  await until(() => job.frames.find((f) => f.t === 'reply' && f.rid === 1), 'the device');
+  return job;
+}
+
+describe.runIf(process.platform === 'linux')('bounded memory per connection', () => {
+  it('produces a batch of readbacks only as fast as the job reads them', async () => {
+    service = await startService(['--memory', '256MiB']);
+    const job = await admittedRawJob(service.socketPath, 'greedy');
+    const size = 32 * 1024 * 1024;
+    sendFrame(job.socket, { t: 'batch', cmds: [
+      { op: 'createBuffer', id: 1, size, usage: 0x9 }, // MAP_READ | COPY_DST
+      { op: 'mapAsync', rid: 2, id: 1, mode: 1, offset: 0, size },
+    ] });
+    await until(() => job.frames.find((f) => f.t === 'reply' && f.rid === 2), 'the mapping', 30_000);
+    const before = peakRssBytes(service.process.pid!);
+    // 2 GiB of replies asked for at once, by a job that does not read them (yet).
+    job.socket.pause();
+    const reads = Array.from({ length: 64 }, (_, i) => ({ op: 'readMapped', rid: 3 + i, id: 1, offset: 0, size }));
+    sendFrame(job.socket, { t: 'batch', cmds: reads });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(peakRssBytes(service.process.pid!) - before).toBeLessThan(512 * 1024 * 1024);
+    job.socket.resume();
+    await until(() => job.frames.filter((f) => f.t === 'reply' && f.rid >= 3 && !f.error).length === 64, 'every readback', 60_000);
+    expect(service.process.exitCode).toBeNull();
+    job.socket.destroy();
+  }, 120_000);
+
+  it('drops a job with too many requests in flight, tells it why, and serves on', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const job = await admittedRawJob(service.socketPath, 'flood');
+    sendFrame(job.socket, { t: 'batch', cmds: Array.from({ length: 70_000 }, (_, i) => ({ op: 'workDone', rid: 2 + i })) });
+    await job.closed;
+    const error = job.frames.find((f) => f.t === 'error');
+    expect(error).toMatchObject({ code: 105, message: expect.stringMatching(/more than 65536 requests awaiting replies; await some before sending more/) });
+    const [info] = await service.json<any[]>(['jobs']);
+    expect(info).toMatchObject({ name: 'flood', state: 'failed', error: expect.stringMatching(/65536 requests/) });
+    const next = await service.cli(['run', STEPS, '--', '--iterations', '3']);
+    expect(next.code, next.stderr).toBe(0);
   }, 60_000);
 });
