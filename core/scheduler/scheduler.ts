@@ -23,6 +23,8 @@ export const ITERATION_EMA_WEIGHT = 0.2;
 export type SchedulerChange =
   | { type: 'grant'; jobId: string; laneId: string; /** This wait, request to grant. */ waitedMs: number }
   | { type: 'finish'; jobId: string; laneId: string; gpuMs: number }
+  /** A granted iteration ended without finishing: its job was removed (killed, crashed) mid-iteration. */
+  | { type: 'abort'; jobId: string; laneId: string }
   | { type: 'policy'; policy: PolicyInfo }
   | { type: 'job'; jobId: string; change: 'added' | 'removed' | 'paused' | 'resumed' | 'priority' | 'total' | 'lane' };
 
@@ -308,7 +310,10 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       jobs.delete(id);
       lanes.get(rec.laneId)?.jobs.delete(id);
       const freed = rec.runningLane;
-      if (freed !== null) lane(freed).running = null;
+      if (freed !== null) {
+        lane(freed).running = null;
+        queue.push({ type: 'abort', jobId: id, laneId: freed });
+      }
       if (rec.pending) rec.pending.reject(new JobRemovedError(id));
       queue.push({ type: 'job', jobId: id, change: 'removed' });
       schedule(rec.laneId);

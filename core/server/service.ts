@@ -78,7 +78,7 @@ export class SalusService extends EventEmitter {
     this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
     this.scheduler.onDidChange((change) => {
       if (change.type === 'grant') this.busy.start(change.laneId);
-      if (change.type === 'finish') this.busy.stop(change.laneId);
+      if (change.type === 'finish' || change.type === 'abort') this.busy.stop(change.laneId);
       if (change.type === 'policy') {
         this.markDirty('policy');
         this.admitWaiting();
@@ -180,11 +180,6 @@ export class SalusService extends EventEmitter {
     this.endWithLostDevice(job, 'destroyed', 'the job was killed (salus kill)', 'killed', 'killed');
     if (job.pid !== null && pids.length === 0) this.log(`salus: ${id}: its process could not be verified from the OS, so it was ended by its socket only`);
     signalProcesses(pids, 'SIGTERM');
-  }
-
-  /** Ends a job that passed a limit of the service: its device is lost with `reason`, it is failed and hung up on. */
-  failJob(job: JobRecord, reason: string): void {
-    if (!FINAL_STATES.includes(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
   }
 
   pause(id: string): void {
@@ -391,7 +386,6 @@ export class SalusService extends EventEmitter {
         this.markDirty('jobs');
         job.peer?.send({ t: 'uncaptured', error, device });
       },
-      whenWritable: () => job.peer?.whenWritable() ?? null,
       log: (message) => this.log(`salus: ${job.id}: ${message}`),
     }, this.options.bulkDir ?? null);
   }

@@ -148,9 +148,14 @@ describe('removeJob', () => {
     scheduler.addJob({ id: 'B', laneId: 'L' });
     void scheduler.requestIteration('A');
     void scheduler.requestIteration('B');
+    const changes: SchedulerChange[] = [];
+    scheduler.onDidChange((change) => changes.push(change));
     scheduler.removeJob('A');
     expect(scheduler.runningIn('L')).toBe('B');
     expect(scheduler.jobStats('A')).toBeUndefined();
+    // Listeners (the busy meter, the watchdog) hear that A's iteration ended unfinished, before B's grant.
+    expect(changes.map((c) => c.type)).toEqual(['abort', 'job', 'grant']);
+    expect(changes[0]).toEqual({ type: 'abort', jobId: 'A', laneId: 'L' });
     expect(() => scheduler.finishIteration('A', 10)).not.toThrow(); // late finish of a removed job
     expect(scheduler.runningIn('L')).toBe('B');
   });
