@@ -182,6 +182,11 @@ export class SalusService extends EventEmitter {
     signalProcesses(pids, 'SIGTERM');
   }
 
+  /** Ends a job that passed a limit of the service: its device is lost with `reason`, it is failed and hung up on. */
+  failJob(job: JobRecord, reason: string): void {
+    if (!FINAL_STATES.includes(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
+  }
+
   pause(id: string): void {
     const job = this.job(id);
     if (job.state !== 'running') throw new ControlError(`${id} is ${job.state}; only a running job can be paused`);
@@ -386,6 +391,7 @@ export class SalusService extends EventEmitter {
         this.markDirty('jobs');
         job.peer?.send({ t: 'uncaptured', error, device });
       },
+      whenWritable: () => job.peer?.whenWritable() ?? null,
       log: (message) => this.log(`salus: ${job.id}: ${message}`),
     }, this.options.bulkDir ?? null);
   }
