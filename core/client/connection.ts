@@ -290,15 +290,17 @@ export class ServiceConnection extends EventEmitter {
     }
   }
 
-  private onClose(error: Error | null): void {
+  private onClose(socketError: Error | null): void {
     if (this.closedError) return;
-    // After the service said why the devices are lost, that is why every pending call fails.
-    this.closedError = error ?? new ServiceError(`salus: ${this.lostMessage ?? 'the connection to the service closed'}`, 0);
+    // After the service said why the devices are lost, that is why every pending call fails; else the
+    // socket's own error (ECONNRESET when the service died) is said in words first.
+    const why = this.lostMessage
+      ?? (socketError ? `the Salus service went away (it stopped or crashed: ${socketError.message})` : 'the connection to the Salus service closed');
+    this.closedError = new ServiceError(`salus: ${why}`, 0);
     for (const waiter of this.pending.values()) waiter.reject(this.closedError);
     this.pending.clear();
-    const message = error?.message ?? 'the connection to the Salus service closed';
-    for (const ref of this.devices.values()) ref.deref()?.lost('unknown', message);
-    this.emit('close', error);
+    for (const ref of this.devices.values()) ref.deref()?.lost('unknown', why);
+    this.emit('close', socketError);
     this.socket.destroy();
   }
 }
