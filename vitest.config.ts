@@ -15,6 +15,7 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    env: { XDG_RUNTIME_DIR: runtimeDir },
+    // A service started without --data-dir keeps its job history here, not in the user's own.
+    env: { XDG_RUNTIME_DIR: runtimeDir, XDG_DATA_HOME: join(tmpdir(), `salus-test-data-${process.getuid?.() ?? 'user'}`) },
   },
 });

@@ -17,7 +17,7 @@ export function formatJobs(jobs: JobInfo[]): string {
   const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
   for (const j of jobs) {
     rows.push([
-      j.id, j.name.slice(0, 24), j.state, String(j.priority),
+      j.id, j.name.slice(0, 24), j.fromEarlierRun ? `${j.state} (earlier run)` : j.state, String(j.priority),
       j.iterations.total ? `${j.iterations.done}/${j.iterations.total}` : String(j.iterations.done),
       ms(j.avgIterationMs), formatBytes(j.memory.persistentBytes), formatBytes(j.memory.ephemeralPeakBytes),
       j.lane ?? '-', String(j.gpuErrors?.count || '-'),

@@ -11,17 +11,21 @@ import { parseSize } from '../memory/size.js';
 import { parseKnobValue } from '../scheduler/params.js';
 import { formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
+import { formatHistory, historyFilter } from './history.js';
+import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 
 const USAGE = `usage: salus <command> [options]
 
   serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE] [--policy NAME]
-        [--backend NAME] [--adapter NAME] [--jobs-dir DIR]
+        [--backend NAME] [--adapter NAME] [--jobs-dir DIR] [--data-dir DIR]
                           run the service (owns the GPU)
   run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
         [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
                           run FILE (an ES module) as a job on the service
-  jobs [--json]           the job table
+  jobs [--json]           the job table (with the newest jobs of earlier runs)
+  history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N]
+                          recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d)
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
@@ -66,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({
         args: rest, options: {
           socket: { type: 'string' }, http: { type: 'string' }, memory: { type: 'string' }, policy: { type: 'string' },
-          backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' },
+          backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' }, 'data-dir': { type: 'string' },
         },
       });
       await serve({
@@ -77,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
         backend: values.backend,
         adapter: values.adapter,
         jobsDir: values['jobs-dir'],
+        dataDir: values['data-dir'],
       });
       return new Promise(() => {}); // Runs until a signal stops it.
     }
@@ -108,6 +113,22 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' }, socket: { type: 'string' } } });
       if (command === 'jobs') print(Boolean(values.json), await control<JobInfo[]>(values.socket, 'jobs'), formatJobs);
       else print(Boolean(values.json), await control<MemoryMap>(values.socket, 'memory'), formatMemory);
+      return 0;
+    }
+    case 'history': {
+      const { values } = parseArgs({
+        args: rest, options: {
+          json: { type: 'boolean' }, socket: { type: 'string' }, state: { type: 'string', multiple: true },
+          name: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' },
+        },
+      });
+      let filter;
+      try {
+        filter = historyFilter(values);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+      print(Boolean(values.json), await control<HistoryEntry[]>(values.socket, 'history', filter), formatHistory);
       return 0;
     }
     case 'policy': {

@@ -4,11 +4,11 @@
  * SIGINT or SIGTERM.
  */
 import { join } from 'node:path';
-import { homedir } from 'node:os';
 import { unlinkSync } from 'node:fs';
 import { openGpu } from '../executor/gpu.js';
 import { detectCapacity } from '../memory/capacity.js';
-import { SalusService } from '../server/service.js';
+import { SalusService, SERVICE_VERSION } from '../server/service.js';
+import { openJobHistory, resolveDataDir } from '../history/index.js';
 import { listenSocket } from '../server/socketServer.js';
 import { JobLauncher } from '../server/launcher.js';
 import { prepareBulkDir, removeBulkDir } from '../platform/bulkDir.js';
@@ -22,6 +22,8 @@ export interface ServeOptions {
   backend?: string;
   adapter?: string;
   jobsDir?: string;
+  /** The job history's folder (core/history/dataDir.ts); uploaded job files go in its `jobs` folder unless `jobsDir` says. */
+  dataDir?: string;
 }
 
 /** The exit code of a service whose GPU device was lost. */
@@ -40,6 +42,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     vendor: gpu.info.vendor,
     deviceName: gpu.info.device,
   });
+  const dataDir = resolveDataDir(options.dataDir);
   const service = new SalusService({
     gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source, policy: policy as PolicyName,
     bulkDir: prepareBulkDir(),
@@ -47,11 +50,21 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   if (gpu.info.isSoftware) {
     service.log('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
   }
-  const jobsDir = options.jobsDir ?? join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'salus', 'jobs');
+  const jobsDir = options.jobsDir ?? join(dataDir, 'jobs');
   const launcher = new JobLauncher(service, options.socketPath, jobsDir);
   const server = await listenSocket(service, options.socketPath, launcher);
+  // Only now, with the socket ours, are this socket's earlier runs surely over (their unfinished jobs lost).
+  // Synchronously after listening: no job has said hello yet.
+  const history = openJobHistory({ dataDir, serviceKey: options.socketPath, version: SERVICE_VERSION, log: service.log });
+  if (history) {
+    service.useHistory(history);
+    history.attach(service);
+    launcher.observer = history.launches;
+  }
   service.log(`salus: GPU ${service.describe()}`);
   process.stdout.write(`salus: listening on ${options.socketPath}\n`);
+  if (history) service.log(`salus: job history in ${dataDir}`);
+  history?.relaunchWaiting((request, caller) => launcher.launch(request, caller));
   if (options.http !== undefined) {
     const { startHttp } = await import('../bridge/httpServer.js');
     const http = await startHttp(service, launcher, options.http);
@@ -62,6 +75,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     stopping = true;
     service.log(`salus: ${signal}: shutting down`);
     server.close();
+    history?.close();
     service.dispose();
     removeBulkDir(service.options.bulkDir ?? null);
     try {

@@ -10,6 +10,7 @@ import { describeZodError, ErrorCode, jobHintsSchema } from '../protocol/message
 import { ControlError, type SalusService } from './service.js';
 import { listExampleJobs } from './examples.js';
 import type { JobLauncher, LaunchCaller } from './launcher.js';
+import { historyFilterSchema, listHistory } from '../history/control.js';
 
 const jobId = z.string().min(1).max(64);
 const params = z.record(z.string(), z.union([z.number(), z.boolean()]));
@@ -36,6 +37,7 @@ const methods = {
   setPriority: { params: z.tuple([jobId, z.number().finite()]), run: (s: SalusService, [id, p]: [string, number]) => { s.setPriority(id, p); return null; } },
   jobOutput: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => s.jobOutput(id) },
   exampleJobs: { params: z.tuple([]), run: () => listExampleJobs() },
+  history: { params: z.tuple([historyFilterSchema.optional()]), run: (s: SalusService, [filter]: [z.infer<typeof historyFilterSchema>?]) => listHistory(s, filter ?? {}) },
   appendOutput: {
     params: z.tuple([z.number().int().positive(), z.string().max(1024 * 1024)]),
     run: (s: SalusService, [pid, text]: [number, string]) => { s.appendOutputOfPid(pid, text); return null; },

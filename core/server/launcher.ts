@@ -52,9 +52,17 @@ function isInside(dir: string, file: string): boolean {
 /** Who asked for a launch: the user's own socket may name any file; the web panel only its jobs and the examples. */
 export type LaunchCaller = 'local' | 'web';
 
+/** Told of every launch, so that a job history keeps requests whose jobs have not started (core/history). */
+export interface LaunchObserver {
+  /** A launch of the checked `request.file` begins; the ticket hears how it went. */
+  requested(request: LaunchRequest, caller: LaunchCaller): { connected(jobId: string): void; failed(): void };
+}
+
 export class JobLauncher {
   /** Files saved by `store`, removed when the job launched from them ends. */
   private readonly uploads = new Set<string>();
+  /** Hears of every launch; null when nothing keeps them. */
+  observer: LaunchObserver | null = null;
 
   constructor(private readonly service: SalusService, private readonly socketPath: string, readonly jobsDir: string) {}
 
@@ -95,6 +103,7 @@ export class JobLauncher {
     } catch (error) {
       return Promise.reject(error);
     }
+    const ticket = this.observer?.requested({ ...request, file }, caller);
     const child = spawn(process.execPath, ['--import', PRELOAD_PATH, file, ...(request.args ?? [])], {
       env: jobEnvironment(this.socketPath, request.name ?? basename(file).replace(/\.m?js$/, ''), request.hints),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,11 +121,13 @@ export class JobLauncher {
       const timer = setTimeout(() => {
         cleanup();
         child.kill('SIGTERM');
+        ticket?.failed();
         reject(new ControlError(`the job did not connect within ${CONNECT_TIMEOUT_MS / 1000} s`));
       }, CONNECT_TIMEOUT_MS);
       const onOpened = (opened: JobRecord) => {
         if (opened.pid !== child.pid) return;
         job = opened;
+        ticket?.connected(opened.id);
         cleanup();
         if (early) this.service.appendOutput(opened.id, early);
         resolvePromise({ jobId: opened.id });
@@ -126,6 +137,7 @@ export class JobLauncher {
         if (this.uploads.delete(file)) rmSync(file, { force: true });
         if (job) return;
         cleanup();
+        ticket?.failed();
         reject(new ControlError(`the job exited (code ${code ?? signal}) before connecting: ${early.trim().slice(-2000)}`));
       };
       const cleanup = () => {
@@ -134,7 +146,7 @@ export class JobLauncher {
       };
       this.service.on('jobOpened', onOpened);
       child.on('exit', onExit);
-      child.on('error', (error) => { cleanup(); reject(new ControlError(`cannot start the job: ${error.message}`)); });
+      child.on('error', (error) => { cleanup(); ticket?.failed(); reject(new ControlError(`cannot start the job: ${error.message}`)); });
     });
   }
 }

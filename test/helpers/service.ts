@@ -48,7 +48,11 @@ export interface TestService {
   control(): Promise<ServiceConnection>;
   /** Waits until `predicate` holds for `salus jobs --json`. */
   waitForJobs<T>(predicate: (jobs: any[]) => T | false | undefined | null, timeoutMs?: number): Promise<T>;
-  stop(): Promise<void>;
+  /**
+   * Stops the service (SIGTERM, or `signal`) and removes its folder, unless `keepDir`: then
+   * `startService(args, env, { dir })` starts it again on the same socket and data folder.
+   */
+  stop(options?: { keepDir?: boolean; signal?: NodeJS.Signals }): Promise<void>;
 }
 
 export interface JobProcess {
@@ -68,15 +72,19 @@ function collect(child: ChildProcess): { done: Promise<RunResult>; out: () => st
   return { done, out: () => stdout, err: () => stderr };
 }
 
-/** Starts a service with `args` (e.g. ['--memory', '64MiB', '--policy', 'SRTF']). */
-export async function startService(args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<TestService> {
+/**
+ * Starts a service with `args` (e.g. ['--memory', '64MiB', '--policy', 'SRTF']), its job history in
+ * `<dir>/data` unless `args` give a `--data-dir`; `options.dir` reuses a stopped service's folder.
+ */
+export async function startService(args: string[] = [], env: NodeJS.ProcessEnv = {}, options: { dir?: string } = {}): Promise<TestService> {
   requireBuild();
-  const dir = mkdtempSync(join(tmpdir(), 'salus-test-'));
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'salus-test-'));
   const runtime = join(dir, 'run');
-  mkdirSync(runtime, { mode: 0o700 });
+  mkdirSync(runtime, { mode: 0o700, recursive: true });
+  const dataArgs = args.includes('--data-dir') ? [] : ['--data-dir', join(dir, 'data')];
   const socketPath = join(runtime, 'salus.sock');
   const baseEnv = { ...process.env, XDG_RUNTIME_DIR: runtime, SALUS_SOCKET: socketPath, ...env };
-  const child = spawn(process.execPath, [SALUS_BIN, 'serve', '--jobs-dir', join(dir, 'jobs'), ...args], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SALUS_BIN, 'serve', '--jobs-dir', join(dir, 'jobs'), ...dataArgs, ...args], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collect(child);
   const connections: ServiceConnection[] = [];
   await new Promise<void>((resolvePromise, reject) => {
@@ -132,13 +140,13 @@ export async function startService(args: string[] = [], env: NodeJS.ProcessEnv =
       }
       throw new Error(`timed out waiting for jobs; last: ${JSON.stringify(last, null, 1).slice(0, 3000)}`);
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       for (const connection of connections) connection.close();
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(stopOptions.signal ?? 'SIGTERM');
         await output.done;
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (!stopOptions.keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
   return service;

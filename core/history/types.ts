@@ -1,0 +1,15 @@
+/** What the service asks of its job history (core/history), when it keeps one. */
+import type { HistoryEntry, HistoryFilter } from '../protocol/history.js';
+import type { JobInfo } from '../protocol/state.js';
+
+/** The service's view of its history: earlier runs' jobs for its table, and `salus history`. */
+export interface ServiceHistory {
+  /** The newest jobs of this service's earlier runs, oldest first, marked `fromEarlierRun`. */
+  readonly earlierJobs: JobInfo[];
+  /** This run's first job number, so `job-N` ids stay unique across runs. */
+  readonly firstJobNumber: number;
+  /** The output tail kept for an earlier run's job, or null when none is kept. */
+  output(id: string): string | null;
+  /** `salus history`: recorded jobs of every run, newest first. */
+  list(filter: HistoryFilter): HistoryEntry[];
+}
