@@ -26,7 +26,12 @@ export class ErrorScopes {
   /** Resolves after every closed segment's errors were dispatched, in order. */
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly device: GPUDevice, private readonly onUncaptured: (error: GpuErrorJson) => void) {}
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly onUncaptured: (error: GpuErrorJson) => void,
+    /** Called for every error of the job's work, captured by one of its scopes or not. */
+    private readonly onAnyError: () => void = () => {},
+  ) {}
 
   /** Starts capturing the device's errors for this job. */
   openSegment(): void {
@@ -81,6 +86,7 @@ export class ErrorScopes {
   }
 
   private dispatch(error: GpuErrorJson, scopes: VirtualScope[]): void {
+    this.onAnyError();
     for (let i = scopes.length - 1; i >= 0; i--) {
       if (scopes[i].filter === error.type) {
         if (!scopes[i].error) scopes[i].error = error;

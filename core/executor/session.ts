@@ -12,6 +12,7 @@ import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable, type DeviceConfig } from './objects.js';
 import { replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
+import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { ReplayError } from './objects.js';
 import { removeBulkFiles, takeBulkFile } from '../platform/bulkDir.js';
 import { join } from 'node:path';
@@ -80,6 +81,7 @@ export class Session {
   private submittedInIteration = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
+  private readonly workingSetTracker = new WorkingSetTracker();
   /** `sdk` once the job marks an iteration itself; inferred until then. */
   iterationSource: 'sdk' | 'inferred' = 'inferred';
 
@@ -107,6 +109,11 @@ export class Session {
   /** Batches received and not yet replayed (for backpressure on the socket). */
   get backlog(): number {
     return this.queuedBatches;
+  }
+
+  /** The job's buffers its last finished iteration touched, and which of them it needed from before (null before one finished). */
+  get workingSet(): WorkingSetStats | null {
+    return this.workingSetTracker.last;
   }
 
   /** Live objects of the job, all its devices together (for the service's limit). */
@@ -245,6 +252,7 @@ export class Session {
         default: {
           const error = replay(ctx, cmd);
           if (error) this.scopes.report(error);
+          this.workingSetTracker.observe(cmd, this.table, error === null);
           if (cmd.op === 'submit') this.submittedInIteration = true;
         }
       }
@@ -256,7 +264,8 @@ export class Session {
   }
 
   private addDevice(id: number): JobDevice {
-    const device: JobDevice = { id, scopes: new ErrorScopes(this.device, (error) => this.host.uncaptured(error, id)), config: null };
+    const scopes = new ErrorScopes(this.device, (error) => this.host.uncaptured(error, id), () => this.workingSetTracker.taint());
+    const device: JobDevice = { id, scopes, config: null };
     this.devices.set(id, device);
     return device;
   }
@@ -373,6 +382,7 @@ export class Session {
     if (!ok || this.closed) return false;
     this.memoryBeginPending = true;
     this.inIteration = true;
+    this.workingSetTracker.beginWindow();
     this.submittedInIteration = false;
     this.iterationStartMs = performance.now();
     if (this.timer === undefined) this.timer = IterationTimer.create(this.device);

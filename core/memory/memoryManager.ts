@@ -287,6 +287,11 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       return { persistentBytes: ledger.persistentBytes(jobId), ephemeralPeakBytes: needOf(job) };
     },
 
+    residency(jobId) {
+      if (!jobs.has(jobId)) return { residentBytes: 0, pagedOutBytes: 0 };
+      return { residentBytes: ledger.persistentBytes(jobId) + ledger.ephemeralBytes(jobId), pagedOutBytes: 0 };
+    },
+
     laneOf(jobId) {
       return jobs.get(jobId)?.laneId ?? null;
     },

@@ -85,6 +85,12 @@ export interface MemoryManager {
   endIteration(jobId: string): void;
   /** Persistent bytes held now; the largest ephemeral peak of a finished iteration (the declared one before any finished). Zeros for an unknown job. */
   usage(jobId: string): { persistentBytes: number; ephemeralPeakBytes: number };
+  /**
+   * Where the job's bytes are: `residentBytes` of real GPU buffers it holds now (persistent, plus what its running
+   * iteration holds in its lane), `pagedOutBytes` of its buffers' contents kept in host memory instead (0: nothing
+   * pages yet). Zeros for an unknown job.
+   */
+  residency(jobId: string): { residentBytes: number; pagedOutBytes: number };
   /** The job's lane, or null when it is not admitted. */
   laneOf(jobId: string): string | null;
   /**

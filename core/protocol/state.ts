@@ -34,7 +34,7 @@ export interface JobInfo {
     persistentBytes: number;
     /** Largest ephemeral bytes seen inside one iteration (or declared, before any ran). */
     ephemeralPeakBytes: number;
-  };
+  } & Partial<JobMemoryUse>;
   /** Lane the job is admitted to, or null while queued or after it ends. */
   lane: string | null;
   submittedAt: number;
@@ -58,13 +58,23 @@ export interface JobInfo {
    * a wrong result: its program ignored errors it never saw. Always set by the service.
    */
   gpuErrors?: GpuErrorTally;
-  /**
-   * Set on jobs of an earlier run of the service, kept by its history (core/history): they ended
-   * before this service started, or were lost with it (`failed`, with the reason in `error`).
-   */
-  fromEarlierRun?: boolean;
-  /** Which start of the service ran the job, when it keeps a history (1, 2, …, per data folder). */
-  runId?: number;
+}
+
+/**
+ * Where a job's memory is and what its iterations use, measured by the service (always set by it; 0 for an
+ * ended job and before the first iteration finished).
+ */
+export interface JobMemoryUse {
+  /** Bytes of real GPU buffers the job holds now. */
+  residentBytes: number;
+  /** Bytes of the job's buffers whose contents wait in host memory, off the GPU (0 until paging exists). */
+  pagedOutBytes: number;
+  /** Bytes of the job's buffers its last finished iteration touched (bound, copied, written, mapped). */
+  workingSetBytes: number;
+  /** Of those, buffers it read before writing, that existed before it began: what must survive between iterations (weights, optimizer state). */
+  liveInBytes: number;
+  /** Of those, buffers it provably overwrote whole before reading: their old contents were dead. */
+  writtenFirstBytes: number;
 }
 
 /** How many uncaptured GPU errors a job raised, and the first one. */
@@ -95,7 +105,7 @@ export interface MemoryMap {
   capacitySource: string;
   /** Σ reserved persistent (declared or actual, whichever is larger) + Σ lane sizes: what admission counts. */
   committedBytes?: number;
-  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; lane?: string | null }>;
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
   lanes: LaneInfo[];
 }
 

@@ -1,7 +1,8 @@
 /** The service's record of a job, and how it reads as JobInfo JSON. */
-import type { GpuErrorTally, JobHints, JobInfo, JobState } from '../protocol/state.js';
+import type { GpuErrorTally, JobHints, JobInfo, JobMemoryUse, JobState } from '../protocol/state.js';
 import type { GpuErrorJson } from '../protocol/commands.js';
 import type { Session } from '../executor/session.js';
+import type { MemoryManager } from '../memory/types.js';
 import type { ServerMessage } from '../protocol/messages.js';
 
 /** How the service talks back to a job's connection. */
@@ -45,7 +46,7 @@ export interface JobRecord {
   /** How its iterations were marked, kept after the session ends. */
   iterationSource: 'sdk' | 'inferred';
   /** Last stats kept after the scheduler forgets the job. */
-  final: { itersDone: number; attainedMs: number; queuedMs: number; avgIterationMs: number | null; persistentBytes: number; ephemeralPeakBytes: number } | null;
+  final: JobLiveStats | null;
   /** Captured output of jobs the service launched itself (bounded). */
   output: string;
   /** Uncaptured GPU errors of the job's work; kept after it ends, so a `done` job that raised errors says so. */
@@ -66,13 +67,25 @@ export function appendOutput(job: JobRecord, text: string, maxChars = 256 * 1024
 }
 
 /** Live numbers for a running job, from the scheduler and the memory ledger. */
-export interface JobLiveStats {
+export interface JobLiveStats extends JobMemoryUse {
   itersDone: number;
   attainedMs: number;
   queuedMs: number;
   avgIterationMs: number | null;
   persistentBytes: number;
   ephemeralPeakBytes: number;
+}
+
+/** A job's memory use: where its bytes are (the memory manager) and what its last iteration touched (its session). */
+export function jobMemoryUse(job: JobRecord, memory: MemoryManager): JobMemoryUse {
+  const residency = memory.residency(job.id);
+  const workingSet = job.session?.workingSet;
+  return {
+    ...residency,
+    workingSetBytes: workingSet?.workingSetBytes ?? 0,
+    liveInBytes: workingSet?.liveInBytes ?? 0,
+    writtenFirstBytes: workingSet?.writtenFirstBytes ?? 0,
+  };
 }
 
 /** JobInfo JSON (DESIGN.md "JSON shapes") for a record and its live stats. */
@@ -88,6 +101,12 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
       // A job that ended holds nothing any more; its peak stays as a record.
       persistentBytes: live ? live.persistentBytes : 0,
       ephemeralPeakBytes: Math.max(stats?.ephemeralPeakBytes ?? 0, 0) || (job.hints.ephemeralBytes ?? 0),
+      residentBytes: live ? live.residentBytes : 0,
+      pagedOutBytes: live ? live.pagedOutBytes : 0,
+      // What the last iteration used stays as a record, like the ephemeral peak.
+      workingSetBytes: stats?.workingSetBytes ?? 0,
+      liveInBytes: stats?.liveInBytes ?? 0,
+      writtenFirstBytes: stats?.writtenFirstBytes ?? 0,
     },
     lane: job.laneId,
     submittedAt: job.submittedAt,

@@ -18,9 +18,8 @@ import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
 import { FINAL_STATES } from '../protocol/state.js';
-import { appendOutput, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
+import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
 import { BusyMeter } from './metrics.js';
-import type { ServiceHistory } from '../history/types.js';
 import { signalProcesses } from './peerProcess.js';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -58,8 +57,6 @@ export class SalusService extends EventEmitter {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly waiting: JobRecord[] = [];
   private nextJob = 1;
-  /** The job history (core/history), when kept: earlier runs' jobs join the table, and job numbers go on from theirs. */
-  history: ServiceHistory | null = null;
   private readonly dirty = new Set<'jobs' | 'memory' | 'policy'>();
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly metricsTimer: NodeJS.Timeout;
@@ -94,12 +91,6 @@ export class SalusService extends EventEmitter {
   }
 
   // ---- jobs -------------------------------------------------------------
-
-  /** Keeps a job history; call before any job connects. */
-  useHistory(history: ServiceHistory): void {
-    this.history = history;
-    this.nextJob = Math.max(this.nextJob, history.firstJobNumber);
-  }
 
   /** A job connected and said hello. */
   openJob(hello: Hello, peer: JobPeer): JobRecord {
@@ -224,7 +215,7 @@ export class SalusService extends EventEmitter {
 
   /** The job's captured output (launched by the service, or relayed by `salus run`); the last 256 KiB. */
   jobOutput(id: string): string {
-    return (this.jobs.has(id) ? null : this.history?.output(id)) ?? this.job(id).output;
+    return this.job(id).output;
   }
 
   appendOutput(id: string, text: string): void {
@@ -266,13 +257,17 @@ export class SalusService extends EventEmitter {
   // ---- state ------------------------------------------------------------
 
   jobInfos(): JobInfo[] {
-    return [...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))];
+    return [...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)));
   }
 
   memoryMap(): MemoryMap {
     const map = this.memory.snapshot();
     // The scheduler knows who holds each lane now (a job's memory iteration can end later).
     for (const lane of map.lanes) lane.running = this.scheduler.runningIn(lane.id);
+    for (const entry of map.jobs) {
+      const job = this.jobs.get(entry.id);
+      if (job) Object.assign(entry, jobMemoryUse(job, this.memory));
+    }
     return map;
   }
 
@@ -308,7 +303,6 @@ export class SalusService extends EventEmitter {
 
   private job(id: string): JobRecord {
     const job = this.jobs.get(id);
-    if (!job && this.history?.earlierJobs.some((j) => j.id === id)) throw new ControlError(`${id} ended in an earlier run of the service`, ErrorCode.NotAllowed);
     if (!job) throw new ControlError(`no job '${id}' (see \`salus jobs\`)`, ErrorCode.NotFound);
     return job;
   }
@@ -478,7 +472,7 @@ export class SalusService extends EventEmitter {
     const stats = this.scheduler.jobStats(job.id);
     if (!stats) return null;
     const usage = this.memory.usage(job.id);
-    return { ...stats, persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
+    return { ...stats, ...jobMemoryUse(job, this.memory), persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
   }
 
   private trimFinished(): void {

@@ -1,0 +1,313 @@
+/**
+ * Which of a job's buffers each iteration touches, and which of them it needs
+ * as they were before it began (live-in: weights, optimizer state) rather than
+ * overwriting them first. The service learned persistent vs ephemeral from
+ * allocation in Salus's forked TensorFlow; frameworks that pool their buffers
+ * (TF.js, ONNX Runtime Web) never free them, so this is measured from use.
+ *
+ * A window runs from one iteration's start to the next one's, so a
+ * readback after an iteration's sync point belongs to it. Accesses are applied
+ * in the order the GPU performs them: queue writes and maps at once, encoded
+ * commands at their submit. A buffer is live-in when some byte of it is read
+ * before the window wrote that byte, where only writes that provably happen
+ * count as writing: `writeBuffer`, a copy's destination, `clearBuffer`, a query
+ * resolve (each checked against the rules that would make WebGPU drop it),
+ * never a dispatch (a shader's writes need not cover what it is bound to).
+ * A buffer created inside the window is never live-in (it started as zeros).
+ * Any GPU error in the window taints it: every touched buffer counts as live-in.
+ */
+import type { Command } from '../protocol/commands.js';
+import type { BufferEntry, ObjectTable } from './objects.js';
+import { moduleAccess, type ModuleAccess } from './wgslAccess.js';
+
+const MAP_READ = 0x1;
+const COPY_SRC = 0x4;
+const COPY_DST = 0x8;
+const QUERY_RESOLVE = 0x200;
+
+/** One access in GPU order: `read` or covering `write` of [start, end); `touch` writes without proof of what. */
+interface Access {
+  buffer: BufferEntry;
+  kind: 'read' | 'write' | 'touch';
+  start: number;
+  end: number;
+}
+
+/** What one buffer went through in the window. */
+interface BufferUse {
+  /** Sorted, disjoint byte ranges written so far. */
+  written: Array<[number, number]>;
+  liveIn: boolean;
+}
+
+/** A finished window's figures, in bytes of real GPU buffers. */
+export interface WorkingSetStats {
+  /** Bytes of the job's buffers the window touched. */
+  workingSetBytes: number;
+  /** Of those, buffers read before written (or touched in a tainted window) that existed before it. */
+  liveInBytes: number;
+  /** Touched buffers that existed before the window and that it provably overwrote whole before reading any byte: their old contents were dead. */
+  writtenFirstBytes: number;
+  /** Touched buffers that existed before the window, never read what it had not written, yet were not provably overwritten whole (e.g. a shader's output). */
+  unreadBytes: number;
+  /** Touched buffers created inside the window. */
+  createdBytes: number;
+  /** Whether a GPU error in the window made every touched buffer count as live-in. */
+  tainted: boolean;
+}
+
+/** A buffer range as the job bound it. */
+interface BoundBuffer {
+  binding: number;
+  buffer: BufferEntry;
+  offset: number;
+  size: number | undefined;
+}
+
+interface PassState {
+  encoder: number;
+  pipeline: number | null;
+  groups: Map<number, { bindGroup: number; dynamic: boolean }>;
+}
+
+const realBytes = (buffer: BufferEntry): number => buffer.lease?.realSizeBytes ?? 0;
+const aligned = (...values: number[]): boolean => values.every((v) => v % 4 === 0);
+
+/** Adds [start, end) to sorted disjoint ranges. */
+function addRange(ranges: Array<[number, number]>, start: number, end: number): void {
+  if (end <= start) return;
+  const kept: Array<[number, number]> = [];
+  for (const [s, e] of ranges) {
+    if (e < start || s > end) kept.push([s, e]);
+    else [start, end] = [Math.min(s, start), Math.max(e, end)];
+  }
+  kept.push([start, end]);
+  kept.sort((a, b) => a[0] - b[0]);
+  ranges.splice(0, ranges.length, ...kept);
+}
+
+const covers = (ranges: Array<[number, number]>, start: number, end: number): boolean =>
+  end <= start || ranges.some(([s, e]) => s <= start && end <= e);
+
+/** Tracks one session's accesses; see the file's comment for the rules. */
+export class WorkingSetTracker {
+  private readonly modules = new Map<number, string>();
+  private readonly analyses = new Map<number, ModuleAccess>();
+  private readonly pipelines = new Map<number, number>();
+  private readonly bindGroups = new Map<number, BoundBuffer[]>();
+  private readonly passes = new Map<number, PassState>();
+  /** Recorded accesses of encoders, then of their command buffers, applied at submit. */
+  private readonly pending = new Map<number, Access[]>();
+  private uses = new Map<BufferEntry, BufferUse>();
+  private created = new Set<BufferEntry>();
+  private open = false;
+  private tainted = false;
+  /** The last finished window, or null before one finished. */
+  last: WorkingSetStats | null = null;
+
+  /** Ends the window before (if any) and starts one: called as a granted iteration begins. */
+  beginWindow(): void {
+    if (this.open) this.last = this.summary();
+    this.open = true;
+    this.tainted = false;
+    this.uses = new Map();
+    this.created = new Set();
+  }
+
+  /** A GPU error of the job's work: the open window's proofs of writing are void. */
+  taint(): void {
+    if (this.open) this.tainted = true;
+  }
+
+  /**
+   * Records what `cmd` did, after it was replayed; `ok` is false when the replay
+   * rejected it (then it did nothing). Reads the table for the objects it names.
+   */
+  observe(cmd: Command, table: ObjectTable, ok: boolean): void {
+    const buffer = (id: number): BufferEntry | null => {
+      const entry = table.peek(id);
+      return entry?.kind === 'buffer' && !entry.destroyed ? entry : null;
+    };
+    switch (cmd.op) {
+      case 'createBuffer': {
+        const entry = ok ? buffer(cmd.id) : null;
+        if (entry && this.open) this.created.add(entry);
+        return;
+      }
+      case 'createShaderModule':
+        this.modules.set(cmd.id, cmd.code);
+        return;
+      case 'createComputePipeline':
+        this.pipelines.set(cmd.id, cmd.module);
+        return;
+      case 'createBindGroup': {
+        if (!ok) return;
+        const bound: BoundBuffer[] = [];
+        for (const e of cmd.entries) {
+          const entry = buffer(e.buffer);
+          if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
+        }
+        this.bindGroups.set(cmd.id, bound);
+        return;
+      }
+      case 'beginComputePass':
+        this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map() });
+        return;
+      case 'setPipeline': {
+        const pass = this.passes.get(cmd.pass);
+        if (pass) pass.pipeline = cmd.pipeline;
+        return;
+      }
+      case 'setBindGroup': {
+        const pass = this.passes.get(cmd.pass);
+        if (pass && cmd.bindGroup === null) pass.groups.delete(cmd.index);
+        else if (pass && cmd.bindGroup !== null) pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic: (cmd.dynamicOffsets?.length ?? 0) > 0 });
+        return;
+      }
+      case 'dispatch':
+      case 'dispatchIndirect':
+        this.recordDispatch(cmd, buffer);
+        return;
+      case 'endPass':
+        this.passes.delete(cmd.pass);
+        return;
+      case 'copyBufferToBuffer': {
+        const src = buffer(cmd.src);
+        const dst = buffer(cmd.dst);
+        if (!src || !dst) return;
+        const valid = (src.usage & COPY_SRC) !== 0 && (dst.usage & COPY_DST) !== 0 && src !== dst && aligned(cmd.srcOffset, cmd.dstOffset, cmd.size);
+        this.record(cmd.encoder, { buffer: src, kind: 'read', start: cmd.srcOffset, end: cmd.srcOffset + cmd.size });
+        this.record(cmd.encoder, { buffer: dst, kind: valid ? 'write' : 'touch', start: cmd.dstOffset, end: cmd.dstOffset + cmd.size });
+        return;
+      }
+      case 'clearBuffer': {
+        const target = buffer(cmd.buffer);
+        if (!target) return;
+        const offset = cmd.offset ?? 0;
+        const size = cmd.size ?? Math.max(0, target.sizeBytes - offset);
+        const valid = (target.usage & COPY_DST) !== 0 && aligned(offset, size);
+        this.record(cmd.encoder, { buffer: target, kind: valid ? 'write' : 'touch', start: offset, end: offset + size });
+        return;
+      }
+      case 'resolveQuerySet': {
+        const dst = buffer(cmd.dst);
+        if (!dst) return;
+        const valid = (dst.usage & QUERY_RESOLVE) !== 0 && cmd.dstOffset % 256 === 0;
+        this.record(cmd.encoder, { buffer: dst, kind: valid ? 'write' : 'touch', start: cmd.dstOffset, end: cmd.dstOffset + cmd.count * 8 });
+        return;
+      }
+      case 'finish': {
+        const accesses = this.pending.get(cmd.encoder);
+        this.pending.delete(cmd.encoder);
+        for (const [id, pass] of this.passes) if (pass.encoder === cmd.encoder) this.passes.delete(id);
+        if (ok && accesses) this.pending.set(cmd.id, accesses);
+        return;
+      }
+      case 'submit':
+        for (const id of cmd.commandBuffers) {
+          if (ok) for (const access of this.pending.get(id) ?? []) this.apply(access);
+          this.pending.delete(id);
+        }
+        return;
+      case 'writeBuffer': {
+        const target = buffer(cmd.id);
+        if (!target || !ok) return;
+        const length = Array.isArray(cmd.data) ? cmd.data[1] : cmd.data.length;
+        const valid = (target.usage & COPY_DST) !== 0 && aligned(cmd.offset, length) && target.obj.mapState === 'unmapped';
+        this.apply({ buffer: target, kind: valid ? 'write' : 'touch', start: cmd.offset, end: cmd.offset + length });
+        return;
+      }
+      case 'mapAsync': {
+        const target = buffer(cmd.id);
+        // Mapping for writing shows the old contents too: both modes read.
+        if (target && ok) this.apply({ buffer: target, kind: 'read', start: cmd.offset, end: cmd.offset + (cmd.size ?? Math.max(0, target.sizeBytes - cmd.offset)) });
+        return;
+      }
+      case 'readMapped': {
+        const target = buffer(cmd.id);
+        if (target && ok) this.apply({ buffer: target, kind: 'read', start: cmd.offset, end: cmd.offset + cmd.size });
+        return;
+      }
+      case 'writeMapped': {
+        const target = buffer(cmd.id);
+        if (!target || !ok) return;
+        const length = Array.isArray(cmd.data) ? cmd.data[1] : cmd.data.length;
+        // Lands at unmap, but only in a buffer that is mapped now and not for reading.
+        const valid = target.obj.mapState === 'mapped' && (target.usage & MAP_READ) === 0;
+        this.apply({ buffer: target, kind: valid ? 'write' : 'touch', start: cmd.offset, end: cmd.offset + length });
+        return;
+      }
+      case 'release':
+        this.forget(cmd.id);
+        return;
+      default:
+    }
+  }
+
+  private forget(id: number): void {
+    this.modules.delete(id);
+    this.analyses.delete(id);
+    this.pipelines.delete(id);
+    this.bindGroups.delete(id);
+    this.pending.delete(id);
+    this.passes.delete(id);
+  }
+
+  private access(moduleId: number | undefined): ModuleAccess {
+    if (moduleId === undefined) return null;
+    if (!this.analyses.has(moduleId)) {
+      const code = this.modules.get(moduleId);
+      this.analyses.set(moduleId, code === undefined ? null : moduleAccess(code));
+    }
+    return this.analyses.get(moduleId)!;
+  }
+
+  private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, buffer: (id: number) => BufferEntry | null): void {
+    const pass = this.passes.get(cmd.pass);
+    if (!pass) return;
+    if (cmd.op === 'dispatchIndirect') {
+      const indirect = buffer(cmd.buffer);
+      if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
+    }
+    const access = this.access(pass.pipeline === null ? undefined : this.pipelines.get(pass.pipeline));
+    for (const [index, { bindGroup, dynamic }] of pass.groups) {
+      for (const bound of this.bindGroups.get(bindGroup) ?? []) {
+        const { buffer: target, offset } = bound;
+        // Dynamic offsets move the range: then the whole buffer may be read.
+        const [start, end] = dynamic ? [0, target.sizeBytes] : [offset, bound.size === undefined ? target.sizeBytes : offset + bound.size];
+        const kind = access?.get(`${index}:${bound.binding}`) === 'write' ? 'touch' : 'read';
+        this.record(pass.encoder, { buffer: target, kind, start, end });
+      }
+    }
+  }
+
+  private record(encoder: number, access: Access): void {
+    const list = this.pending.get(encoder);
+    if (list) list.push(access);
+    else this.pending.set(encoder, [access]);
+  }
+
+  private apply({ buffer, kind, start, end }: Access): void {
+    if (!this.open) return;
+    let use = this.uses.get(buffer);
+    if (!use) {
+      use = { written: [], liveIn: false };
+      this.uses.set(buffer, use);
+    }
+    if (kind === 'write') addRange(use.written, start, end);
+    else if (kind === 'read' && !use.liveIn && !covers(use.written, start, end)) use.liveIn = true;
+  }
+
+  private summary(): WorkingSetStats {
+    const stats: WorkingSetStats = { workingSetBytes: 0, liveInBytes: 0, writtenFirstBytes: 0, unreadBytes: 0, createdBytes: 0, tainted: this.tainted };
+    for (const [buffer, use] of this.uses) {
+      const bytes = realBytes(buffer);
+      stats.workingSetBytes += bytes;
+      if (this.created.has(buffer)) stats.createdBytes += bytes;
+      else if (use.liveIn || this.tainted) stats.liveInBytes += bytes;
+      else if (covers(use.written, 0, buffer.sizeBytes)) stats.writtenFirstBytes += bytes;
+      else stats.unreadBytes += bytes;
+    }
+    return stats;
+  }
+}
