@@ -14,7 +14,7 @@ import { setupNotifications } from './notifications.js';
 import { setupSecurity } from './security.js';
 import { applySavedKnobs, ServiceClient, setupServiceClient } from './serviceClient.js';
 import { desktopSocketPath, resolveNodeBinary, serviceArguments, serviceCliPath, ServiceSupervisor } from './serviceSupervisor.js';
-import { SettingsStore } from './settings.js';
+import { SettingsStore, settingsFilePath } from '../core/platform/settingsFile.js';
 import { setupWindow, type WindowController } from './window.js';
 
 const here = import.meta.dirname;
@@ -32,7 +32,9 @@ if (setupSingleInstance({ app, onSecondInstance: () => panel?.show() })) {
 }
 
 function start(): void {
-  const settings = SettingsStore.load(join(app.getPath('userData'), 'settings.json'));
+  // One file for the app and `salus serve` (a terminal's service reads the same defaults); the
+  // app's own settings.json of before is read once, until the first change is saved.
+  const settings = SettingsStore.load(settingsFilePath(), join(app.getPath('userData'), 'settings.json'));
   for (const problem of settings.problems) console.error(`salus desktop: ${problem}`);
 
   setupSecurity({ app, session: session.defaultSession });
@@ -41,9 +43,8 @@ function start(): void {
   const socketPath = desktopSocketPath({ platform: process.platform, env: process.env, tmpdir: tmpdir(), user: userInfo().username });
   const supervisor = new ServiceSupervisor({
     nodePath: resolveNodeBinary({ isPackaged: app.isPackaged, resourcesPath: process.resourcesPath, env: process.env, platform: process.platform }),
-    args: () => serviceArguments({
-      cliPath: serviceCliPath(app.getAppPath()), socketPath, policy: settings.get().policy?.name, memory: settings.get().service.memory,
-    }),
+    args: () => serviceArguments({ cliPath: serviceCliPath(app.getAppPath()), socketPath, logFile: join(app.getPath('logs'), 'service.log') }),
+    env: { ...process.env, SALUS_CONFIG: settings.file },
     socketPath,
   });
   supervisor.on('output', (line: string) => console.log(line));

@@ -13,7 +13,7 @@ import type { BridgeMethod } from '../core/protocol/bridge.js';
 import type { ServerMessage } from '../core/protocol/messages.js';
 import type { ServiceSnapshot } from '../core/protocol/state.js';
 import type { PushPayloads, ServiceStatus } from './desktopApi.js';
-import type { SettingsStore } from './settings.js';
+import type { SettingsStore } from '../core/platform/settingsFile.js';
 
 /** What the client needs of a control connection (a ServiceConnection). */
 export interface ControlConnection {

@@ -74,11 +74,15 @@ export function serviceCliPath(appPath: string): string {
   return join(appPath.replace(/app\.asar$/, 'app.asar.unpacked'), 'bin', 'salus.js');
 }
 
-/** `salus serve`'s argv (after the Node binary) for the given options. */
-export function serviceArguments(options: { cliPath: string; socketPath: string; policy?: string | null; memory?: string | null }): string[] {
+/**
+ * `salus serve`'s argv (after the Node binary). The policy, its knobs and the
+ * memory come from the settings file the app and the service share
+ * (core/platform/settingsFile.ts), so they are not flags here; the log also
+ * goes to `logFile`, rotated.
+ */
+export function serviceArguments(options: { cliPath: string; socketPath: string; logFile?: string }): string[] {
   const args = [options.cliPath, 'serve', '--socket', options.socketPath];
-  if (options.policy) args.push('--policy', options.policy);
-  if (options.memory) args.push('--memory', options.memory);
+  if (options.logFile) args.push('--log-file', options.logFile);
   return args;
 }
 

@@ -7,7 +7,7 @@
 import type { BrowserWindowConstructorOptions, Rectangle } from 'electron';
 import { APP_ENTRY_URL } from './appProtocol.js';
 import { PUSH_CHANNELS, type PushPayloads } from './desktopApi.js';
-import type { SettingsStore, WindowBounds } from './settings.js';
+import type { SettingsStore, WindowBounds } from '../core/platform/settingsFile.js';
 
 /** Smallest useful panel; also the floor for saved bounds. */
 const MIN_WIDTH = 720;

@@ -11,6 +11,8 @@ import { parseSize } from '../memory/size.js';
 import { parseKnobValue } from '../scheduler/params.js';
 import { formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
+import { serveSettings } from './serveSettings.js';
+import { printJobLogs } from './logs.js';
 import { formatHistory, historyFilter } from './history.js';
 import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
@@ -19,13 +21,16 @@ const USAGE = `usage: salus <command> [options]
 
   serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE] [--policy NAME]
         [--backend NAME] [--adapter NAME] [--jobs-dir DIR] [--data-dir DIR]
-                          run the service (owns the GPU)
+        [--log-level error|warn|info|debug] [--log-file FILE]
+                          run the service (owns the GPU); defaults from the
+                          settings file ($XDG_CONFIG_HOME/salus/config.json)
   run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
         [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
                           run FILE (an ES module) as a job on the service
   jobs [--json]           the job table (with the newest jobs of earlier runs)
   history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N]
                           recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d)
+  logs ID [--follow]      a job's output (stdout and stderr), live with --follow
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
@@ -71,16 +76,14 @@ async function main(argv: string[]): Promise<number> {
         args: rest, options: {
           socket: { type: 'string' }, http: { type: 'string' }, memory: { type: 'string' }, policy: { type: 'string' },
           backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' }, 'data-dir': { type: 'string' },
+          'log-level': { type: 'string' }, 'log-file': { type: 'string' },
         },
       });
       await serve({
+        ...serveSettings(values),
         socketPath: resolveSocketPath(values.socket),
-        http: values.http,
-        memoryBytes: values.memory === undefined ? undefined : parseSize(values.memory),
-        policy: values.policy,
         backend: values.backend,
         adapter: values.adapter,
-        jobsDir: values['jobs-dir'],
         dataDir: values['data-dir'],
       });
       return new Promise(() => {}); // Runs until a signal stops it.
@@ -130,6 +133,13 @@ async function main(argv: string[]): Promise<number> {
       }
       print(Boolean(values.json), await control<HistoryEntry[]>(values.socket, 'history', filter), formatHistory);
       return 0;
+    }
+    case 'logs': {
+      const { values, positionals } = parseArgs({
+        args: rest, allowPositionals: true, options: { follow: { type: 'boolean', short: 'f' }, socket: { type: 'string' } },
+      });
+      if (positionals.length !== 1) throw new UsageError('salus logs needs one job ID (see `salus jobs`)');
+      return printJobLogs(await findServiceSocket(values.socket), positionals[0], Boolean(values.follow));
     }
     case 'policy': {
       const { values, positionals } = parseArgs({

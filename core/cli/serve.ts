@@ -12,13 +12,18 @@ import { openJobHistory, resolveDataDir } from '../history/index.js';
 import { listenSocket } from '../server/socketServer.js';
 import { JobLauncher } from '../server/launcher.js';
 import { prepareBulkDir, removeBulkDir } from '../platform/bulkDir.js';
-import { POLICY_NAMES, type PolicyName } from '../protocol/state.js';
+import { createLogger, type Logger } from '../platform/logger.js';
+import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../protocol/state.js';
 
 export interface ServeOptions {
   socketPath: string;
   http?: string;
   memoryBytes?: number;
   policy?: string;
+  /** Knobs of the policy (from the settings file); ones it does not have are a warning, not a failure. */
+  params?: Record<string, PolicyParamValue>;
+  /** Where the service logs (default: info and up, to stderr). */
+  logger?: Logger;
   backend?: string;
   adapter?: string;
   jobsDir?: string;
@@ -43,12 +48,20 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     deviceName: gpu.info.device,
   });
   const dataDir = resolveDataDir(options.dataDir);
+  const logger = options.logger ?? createLogger();
   const service = new SalusService({
     gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source, policy: policy as PolicyName,
-    bulkDir: prepareBulkDir(),
+    bulkDir: prepareBulkDir(), log: logger.info,
   });
+  if (options.params && Object.keys(options.params).length > 0) {
+    try {
+      service.setPolicyParams(options.params);
+    } catch (error) {
+      logger.warn(`salus: ignored the saved knobs of ${policy}: ${(error as Error).message}`);
+    }
+  }
   if (gpu.info.isSoftware) {
-    service.log('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
+    logger.warn('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
   }
   const jobsDir = options.jobsDir ?? join(dataDir, 'jobs');
   const launcher = new JobLauncher(service, options.socketPath, jobsDir);
@@ -87,7 +100,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   };
   // One job's failure must not end the service for everyone: log what escaped and keep serving.
   process.on('unhandledRejection', (reason) => {
-    service.log(`salus: internal error (kept serving): ${(reason as Error)?.stack ?? String(reason)}`);
+    logger.error(`salus: internal error (kept serving): ${(reason as Error)?.stack ?? String(reason)}`);
   });
   // A lost device does not come back: tell every job, then exit for a supervisor (the desktop app,
   // systemd) to start a service on a fresh one.

@@ -15,7 +15,7 @@ import { createInvokeHandlers, setupIpc, type InvokeEventLike } from '../../../e
 import { setupNotifications } from '../../../electron/notifications.js';
 import { applySavedKnobs, ServiceClient, setupServiceClient, type ServiceClientControl } from '../../../electron/serviceClient.js';
 import { serviceArguments, ServiceSupervisor } from '../../../electron/serviceSupervisor.js';
-import { SettingsStore } from '../../../electron/settings.js';
+import { SettingsStore } from '../../../core/platform/settingsFile.js';
 import { requireBuild, ROOT, SALUS_BIN } from '../../helpers/service.js';
 
 type Listener = (event: InvokeEventLike, ...args: unknown[]) => unknown;
@@ -61,11 +61,12 @@ describe('desktop main process against a real salus serve', () => {
     supervisor = new ServiceSupervisor({
       nodePath: process.execPath,
       args: () => [
-        ...serviceArguments({ cliPath: SALUS_BIN, socketPath, policy: settings.get().policy?.name, memory: settings.get().service.memory }),
+        ...serviceArguments({ cliPath: SALUS_BIN, socketPath, logFile: join(dir, 'logs', 'service.log') }),
         '--jobs-dir', join(dir, 'jobs'),
       ],
       socketPath,
-      env: { ...process.env, XDG_RUNTIME_DIR: runtime },
+      // The app's settings file is the service's: policy, knobs and memory reach it through the file alone.
+      env: { ...process.env, XDG_RUNTIME_DIR: runtime, SALUS_CONFIG: settings.file },
       initialBackoffMs: 100,
     });
     supervisor.on('output', (line: string) => output.push(line));
@@ -94,6 +95,8 @@ describe('desktop main process against a real salus serve', () => {
     expect(snapshot.policy.params.holdMs).toBe(500);
     expect(snapshot.memory.capacityBytes).toBe(256 * 1024 * 1024);
     await until('the first snapshot event', () => pushed('event').some((e: ServiceEvent) => e.type === 'snapshot'));
+    // The service's log also lands in the app's log folder, with times and levels.
+    expect(readFileSync(join(dir, 'logs', 'service.log'), 'utf8')).toMatch(/^\S+Z info  salus: GPU /m);
   });
 
   it('resyncs a freshly loaded page: status, connection and a snapshot', async () => {

@@ -142,7 +142,7 @@ describe('service launch details', () => {
 
   it('builds salus serve’s arguments from the settings', () => {
     expect(serviceArguments({ cliPath: '/a/bin/salus.js', socketPath: '/run/s.sock' })).toEqual(['/a/bin/salus.js', 'serve', '--socket', '/run/s.sock']);
-    expect(serviceArguments({ cliPath: 'c', socketPath: 's', policy: 'SRTF', memory: '8GiB' })).toEqual(['c', 'serve', '--socket', 's', '--policy', 'SRTF', '--memory', '8GiB']);
+    expect(serviceArguments({ cliPath: 'c', socketPath: 's', logFile: '/logs/service.log' })).toEqual(['c', 'serve', '--socket', 's', '--log-file', '/logs/service.log']);
   });
 
   it('keeps Electron’s switches out of the service’s environment', () => {

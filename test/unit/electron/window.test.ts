@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserWindowConstructorOptions, Rectangle } from 'electron';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SettingsStore } from '../../../electron/settings.js';
+import { SettingsStore } from '../../../core/platform/settingsFile.js';
 import { setupWindow, visibleBounds, windowOptions } from '../../../electron/window.js';
 
 /** A BrowserWindow stand-in: records what the module does and lets a test fire its events. */

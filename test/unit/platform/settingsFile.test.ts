@@ -1,10 +1,11 @@
-// Settings on real files: round trips, defaults, and garbage refused without
-// losing what was valid or the user's file.
+// The settings file shared by the desktop app and `salus serve`, on real files:
+// where it lives, round trips, defaults, and garbage refused without losing what
+// was valid or the user's file.
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, SettingsStore } from '../../../electron/settings.js';
+import { DEFAULT_SETTINGS, SettingsStore, settingsFilePath } from '../../../core/platform/settingsFile.js';
 
 let dir: string;
 let file: string;
@@ -30,10 +31,37 @@ describe('SettingsStore', () => {
     expect(again.get()).toEqual({
       window: { x: -1200, y: 40, width: 1400, height: 900, maximized: true },
       policy: { name: 'SRTF', params: { holdMs: 500, workConserving: true } },
-      service: { memory: '8GiB' },
+      service: { memory: '8GiB', http: null, jobsDir: null, logLevel: 'info' },
     });
     expect(JSON.parse(readFileSync(file, 'utf8')).version).toBe(1);
     if (process.platform !== 'win32') expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('changes only the service fields given, keeping the others saved', () => {
+    const store = SettingsStore.load(file);
+    store.update({ service: { http: '127.0.0.1:9400', jobsDir: '/srv/jobs', logLevel: 'debug' } });
+    store.update({ service: { memory: '512MB' } });
+    expect(SettingsStore.load(file).get().service).toEqual({ memory: '512MB', http: '127.0.0.1:9400', jobsDir: '/srv/jobs', logLevel: 'debug' });
+  });
+
+  it("reads the desktop app's file of before until the first save, and never writes it", () => {
+    const legacy = join(dir, 'userData', 'settings.json');
+    SettingsStore.load(legacy).update({ policy: { name: 'FAIR', params: { holdMs: 20 } } });
+    const store = SettingsStore.load(file, legacy);
+    expect(store.get().policy).toEqual({ name: 'FAIR', params: { holdMs: 20 } });
+    expect(existsSync(file)).toBe(false);
+    store.update({ service: { memory: '1GiB' } });
+    expect(JSON.parse(readFileSync(file, 'utf8')).policy).toEqual({ name: 'FAIR', params: { holdMs: 20 } });
+    SettingsStore.load(legacy).update({ policy: { name: 'PACK', params: {} } });
+    expect(SettingsStore.load(file, legacy).get().policy?.name).toBe('FAIR');
+  });
+
+  it('lives in the platform config folder, or at $SALUS_CONFIG', () => {
+    expect(settingsFilePath({ platform: 'linux', env: {}, home: '/home/ada' })).toBe('/home/ada/.config/salus/config.json');
+    expect(settingsFilePath({ platform: 'linux', env: { XDG_CONFIG_HOME: '/cfg' }, home: '/home/ada' })).toBe('/cfg/salus/config.json');
+    expect(settingsFilePath({ platform: 'darwin', env: {}, home: '/Users/ada' })).toBe('/Users/ada/Library/Application Support/salus/config.json');
+    expect(settingsFilePath({ platform: 'win32', env: { APPDATA: 'C:\\Users\\ada\\AppData\\Roaming' }, home: 'C:\\Users\\ada' })).toMatch(/Roaming[\\/]salus[\\/]config\.json$/);
+    expect(settingsFilePath({ platform: 'linux', env: { SALUS_CONFIG: '/etc/salus.json', XDG_CONFIG_HOME: '/cfg' }, home: '/h' })).toBe('/etc/salus.json');
   });
 
   it('hands out copies: changing one does not change the store', () => {
@@ -67,7 +95,7 @@ describe('SettingsStore', () => {
       unknownSection: 42,
     }));
     const store = SettingsStore.load(join(dir, 'settings.json'));
-    expect(store.get()).toEqual({ window: null, policy: { name: 'SRTF', params: { holdMs: 250 } }, service: { memory: null } });
+    expect(store.get()).toEqual({ window: null, policy: { name: 'SRTF', params: { holdMs: 250 } }, service: DEFAULT_SETTINGS.service });
     expect(store.problems).toHaveLength(2);
     expect(store.problems[0]).toMatch(/ignored "window": width:/);
     expect(store.problems[1]).toMatch(/ignored "service"/);
@@ -78,6 +106,8 @@ describe('SettingsStore', () => {
     ['a knob that is a string', { policy: { name: 'FIFO', params: { holdMs: '10' } } }],
     ['a window too small to use', { window: { width: 10, height: 10, maximized: false } }],
     ['a size that is not one', { service: { memory: '-3 lightyears' } }],
+    ['an address that is not [HOST:]PORT', { service: { http: 'http://x:80/' } }],
+    ['a log level that does not exist', { service: { logLevel: 'chatty' } }],
   ])('refuses to save %s, leaving the file as it was', (_what, patch) => {
     const store = SettingsStore.load(file);
     store.update({ policy: { name: 'PACK', params: { maxLanes: 2 } } });
