@@ -58,6 +58,13 @@ export interface JobInfo {
    * a wrong result: its program ignored errors it never saw. Always set by the service.
    */
   gpuErrors?: GpuErrorTally;
+  /**
+   * Set on jobs of an earlier run of the service, kept by its history (core/history): they ended
+   * before this service started, or were lost with it (`failed`, with the reason in `error`).
+   */
+  fromEarlierRun?: boolean;
+  /** Which start of the service ran the job, when it keeps a history (1, 2, …, per data folder). */
+  runId?: number;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamV
 import { FINAL_STATES } from '../protocol/state.js';
 import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
 import { BusyMeter } from './metrics.js';
+import type { ServiceHistory } from '../history/types.js';
 import { signalProcesses } from './peerProcess.js';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -57,6 +58,8 @@ export class SalusService extends EventEmitter {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly waiting: JobRecord[] = [];
   private nextJob = 1;
+  /** The job history (core/history), when kept: earlier runs' jobs join the table, and job numbers go on from theirs. */
+  history: ServiceHistory | null = null;
   private readonly dirty = new Set<'jobs' | 'memory' | 'policy'>();
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly metricsTimer: NodeJS.Timeout;
@@ -91,6 +94,12 @@ export class SalusService extends EventEmitter {
   }
 
   // ---- jobs -------------------------------------------------------------
+
+  /** Keeps a job history; call before any job connects. */
+  useHistory(history: ServiceHistory): void {
+    this.history = history;
+    this.nextJob = Math.max(this.nextJob, history.firstJobNumber);
+  }
 
   /** A job connected and said hello. */
   openJob(hello: Hello, peer: JobPeer): JobRecord {
@@ -215,7 +224,7 @@ export class SalusService extends EventEmitter {
 
   /** The job's captured output (launched by the service, or relayed by `salus run`); the last 256 KiB. */
   jobOutput(id: string): string {
-    return this.job(id).output;
+    return (this.jobs.has(id) ? null : this.history?.output(id)) ?? this.job(id).output;
   }
 
   appendOutput(id: string, text: string): void {
@@ -257,7 +266,7 @@ export class SalusService extends EventEmitter {
   // ---- state ------------------------------------------------------------
 
   jobInfos(): JobInfo[] {
-    return [...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)));
+    return [...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))];
   }
 
   memoryMap(): MemoryMap {
@@ -303,6 +312,7 @@ export class SalusService extends EventEmitter {
 
   private job(id: string): JobRecord {
     const job = this.jobs.get(id);
+    if (!job && this.history?.earlierJobs.some((j) => j.id === id)) throw new ControlError(`${id} ended in an earlier run of the service`, ErrorCode.NotAllowed);
     if (!job) throw new ControlError(`no job '${id}' (see \`salus jobs\`)`, ErrorCode.NotFound);
     return job;
   }
