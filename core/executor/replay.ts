@@ -437,6 +437,17 @@ export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
   if (!handler) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
   // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
   const rid = (cmd as { rid?: number }).rid;
+  const kind = CREATES[cmd.op];
+  if (kind) {
+    // The client picks ids; a live one (valid or invalid) is never overwritten, or its object and memory would be orphaned.
+    const id = (cmd as unknown as CreatingOp).id;
+    const live = ctx.table.peek(id);
+    if (live) {
+      const message = `${cmd.op}: id ${id} is already in use by a live ${live.kind === 'invalid' ? `invalid ${live.of}` : live.kind}; release it first or use a new id`;
+      if (rid !== undefined) ctx.replyError(rid, message);
+      return { type: 'validation', message };
+    }
+  }
   let answered = false;
   const tracked: ReplayContext = rid === undefined ? ctx : {
     ...ctx,
@@ -447,7 +458,6 @@ export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
     handler(tracked, cmd as never);
     return null;
   } catch (error) {
-    const kind = CREATES[cmd.op];
     const message = (error as Error).message;
     if (rid !== undefined && !answered) ctx.replyError(rid, `${cmd.op}: ${message}`);
     const field = ENCODER_OPS[cmd.op];
