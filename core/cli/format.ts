@@ -2,7 +2,8 @@
 import { formatBytes } from '../memory/size.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 
-function table(rows: string[][]): string {
+/** Rows as columns padded to their widest cell, two spaces apart; the first row is the header. */
+export function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }

@@ -11,6 +11,7 @@ import { parseSize } from '../memory/size.js';
 import { parseKnobValue } from '../scheduler/params.js';
 import { formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
+import { formatSimulation, parseSimulateArgs, runSimulation } from './simulate.js';
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { formatHistory, historyFilter } from './history.js';
@@ -34,6 +35,9 @@ const USAGE = `usage: salus <command> [options]
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
+  simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]... [--json]
+                          replay a trace of jobs (CSV or JSON) in virtual time under
+                          each policy (all five by default); see docs/simulator.md
   kill ID | pause ID | resume ID
   priority ID VALUE       change a job's priority
 
@@ -165,6 +169,16 @@ async function main(argv: string[]): Promise<number> {
         ? await control<PolicyInfo>(values.socket, 'setPolicyParams', params)
         : await control<PolicyInfo>(values.socket, 'policy');
       print(Boolean(values.json), { name: policy.name, params: policy.params, knobs: policy.knobs }, formatPolicy);
+      return 0;
+    }
+    case 'simulate': {
+      let request;
+      try {
+        request = parseSimulateArgs(rest);
+      } catch (error) {
+        throw new UsageError((error as Error).message);
+      }
+      process.stdout.write(`${formatSimulation(runSimulation(request), request)}\n`);
       return 0;
     }
     case 'kill':
