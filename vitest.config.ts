@@ -15,7 +15,12 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // A service started without --data-dir keeps its job history here, not in the user's own.
-    env: { XDG_RUNTIME_DIR: runtimeDir, XDG_DATA_HOME: join(tmpdir(), `salus-test-data-${process.getuid?.() ?? 'user'}`) },
+    // A service started without --data-dir keeps its job history here, not in the user's own; and
+    // the user's settings file (core/platform/settingsFile.ts) does not change what tests' services do.
+    env: {
+      XDG_RUNTIME_DIR: runtimeDir,
+      XDG_DATA_HOME: join(tmpdir(), `salus-test-data-${process.getuid?.() ?? 'user'}`),
+      SALUS_CONFIG: join(runtimeDir, `no-settings-${process.pid}.json`),
+    },
   },
 });

@@ -57,8 +57,11 @@ function openWindow(binary) {
 async function serveHeadless(reason) {
   const { desktopSocketPath } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'platform', 'socketPath.js')).href);
   const socketPath = desktopSocketPath({ platform: process.platform, env, tmpdir: tmpdir(), user: userInfo().username });
-  process.stdout.write(`salus: not opening a window: ${reason}. Serving the panel on 127.0.0.1 instead: open the address below in a browser.\n`);
-  const args = [join(ROOT, 'bin', 'salus.js'), 'serve', '--socket', socketPath, '--http', options.http ?? '127.0.0.1:0'];
+  const { SettingsStore } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'platform', 'settingsFile.js')).href);
+  // The settings file's address when it has one (salus serve reads it), else a free port on loopback.
+  const http = options.http ?? (SettingsStore.load().get().service.http ? null : '127.0.0.1:0');
+  process.stdout.write(`salus: not opening a window: ${reason}. Serving the panel instead: open the address below in a browser.\n`);
+  const args = [join(ROOT, 'bin', 'salus.js'), 'serve', '--socket', socketPath, ...(http ? ['--http', http] : [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   forwardSignals(child);
   relay(child.stdout, process.stdout);

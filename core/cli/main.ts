@@ -14,6 +14,7 @@ import { serve } from './serve.js';
 import { formatSimulation, parseSimulateArgs, runSimulation } from './simulate.js';
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
+import { installUserUnit, unitServeArgs } from './installUnit.js';
 import { formatHistory, historyFilter } from './history.js';
 import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
@@ -22,9 +23,10 @@ const USAGE = `usage: salus <command> [options]
 
   serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE] [--policy NAME]
         [--backend NAME] [--adapter NAME] [--jobs-dir DIR] [--data-dir DIR]
-        [--log-level error|warn|info|debug] [--log-file FILE]
+        [--log-level error|warn|info|debug] [--log-file FILE] [--install]
                           run the service (owns the GPU); defaults from the
-                          settings file ($XDG_CONFIG_HOME/salus/config.json)
+                          settings file ($XDG_CONFIG_HOME/salus/config.json);
+                          --install writes a systemd user unit that runs it instead
   run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
         [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
                           run FILE (an ES module) as a job on the service
@@ -80,9 +82,13 @@ async function main(argv: string[]): Promise<number> {
         args: rest, options: {
           socket: { type: 'string' }, http: { type: 'string' }, memory: { type: 'string' }, policy: { type: 'string' },
           backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' }, 'data-dir': { type: 'string' },
-          'log-level': { type: 'string' }, 'log-file': { type: 'string' },
+          'log-level': { type: 'string' }, 'log-file': { type: 'string' }, install: { type: 'boolean' },
         },
       });
+      if (values.install) {
+        process.stdout.write(installUserUnit(unitServeArgs(rest)));
+        return 0;
+      }
       await serve({
         ...serveSettings(values),
         socketPath: resolveSocketPath(values.socket),
