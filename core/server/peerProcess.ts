@@ -58,6 +58,32 @@ export function parseUnixSockets(listing: string): Map<number, { peer: number; p
   return sockets;
 }
 
+/** Connections waiting to be identified: their own inode, and who waits for the answer. */
+let waiting: { own: number; resolve: (peer: PeerSocket | null) => void }[] = [];
+let listing = false;
+
+/**
+ * Runs `ss` for everyone waiting, one run at a time: a burst of connections
+ * costs one or two runs, not one process each (a client must not be able to
+ * make the service fork at will).
+ */
+function listForWaiting(): void {
+  if (listing || waiting.length === 0) return;
+  listing = true;
+  const batch = waiting;
+  waiting = [];
+  execFile('ss', ['-xpnH'], { timeout: SS_TIMEOUT_MS, maxBuffer: SS_MAX_OUTPUT_BYTES }, (error, stdout) => {
+    const sockets = error ? null : parseUnixSockets(stdout);
+    for (const { own, resolve } of batch) {
+      const peer = sockets?.get(own)?.peer;
+      const holders = peer === undefined ? undefined : sockets?.get(peer)?.pids.filter((pid) => pid !== process.pid);
+      resolve(peer !== undefined && holders?.length ? { inode: peer, pids: holders } : null);
+    }
+    listing = false;
+    listForWaiting();
+  });
+}
+
 /**
  * Identifies the process at the other end of `socket` (a connection accepted on
  * the service's Unix socket). Resolves with null when the OS cannot say.
@@ -66,13 +92,8 @@ export function identifyPeer(socket: Socket): Promise<PeerSocket | null> {
   const own = process.platform === 'linux' ? ownInode(socket) : null;
   if (own === null) return Promise.resolve(null);
   return new Promise((resolve) => {
-    execFile('ss', ['-xpnH'], { timeout: SS_TIMEOUT_MS, maxBuffer: SS_MAX_OUTPUT_BYTES }, (error, stdout) => {
-      if (error) return resolve(null);
-      const sockets = parseUnixSockets(stdout);
-      const peer = sockets.get(own)?.peer;
-      const holders = peer === undefined ? undefined : sockets.get(peer)?.pids.filter((pid) => pid !== process.pid);
-      resolve(peer !== undefined && holders?.length ? { inode: peer, pids: holders } : null);
-    });
+    waiting.push({ own, resolve });
+    listForWaiting();
   });
 }
 
