@@ -62,7 +62,7 @@ describe('desktop main process against a real salus serve', () => {
       nodePath: process.execPath,
       args: () => [
         ...serviceArguments({ cliPath: SALUS_BIN, socketPath, logFile: join(dir, 'logs', 'service.log') }),
-        '--jobs-dir', join(dir, 'jobs'),
+        '--jobs-dir', join(dir, 'jobs'), '--data-dir', join(dir, 'data'),
       ],
       socketPath,
       // The app's settings file is the service's: policy, knobs and memory reach it through the file alone.
@@ -145,6 +145,7 @@ describe('desktop main process against a real salus serve', () => {
     expect(supervisor.status.restarts).toBe(1);
     const snapshot = await invoke<ServiceSnapshot>('snapshot');
     expect(snapshot.policy).toMatchObject({ name: 'PACK', params: { maxLanes: 2 } });
-    expect(snapshot.jobs).toEqual([]);
+    // The service keeps a history: the job of the run before comes back as such, and nothing else.
+    expect(snapshot.jobs.map((job) => [job.name, job.state, job.fromEarlierRun])).toEqual([['desktop steps', 'done', true]]);
   });
 });
