@@ -33,7 +33,8 @@ export class JobFinishWatch {
     const finished = this.baseline
       ? event.jobs.filter((job) => {
         const before = this.states.get(job.id);
-        return NOTIFIED_STATES.includes(job.state) && (before === undefined || !FINAL_STATES.includes(before));
+        // Jobs of an earlier run of the service (its history) ended before; they are not news.
+        return !job.fromEarlierRun && NOTIFIED_STATES.includes(job.state) && (before === undefined || !FINAL_STATES.includes(before));
       })
       : [];
     this.states = new Map(event.jobs.map((job) => [job.id, job.state]));

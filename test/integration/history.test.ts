@@ -67,6 +67,7 @@ describe('job history across restarts', () => {
     // The earlier job's output and a clear answer for controlling it.
     const control = await second.control();
     expect(await control.call<string>('jobOutput', 'job-1')).toMatch(/"done":true/);
+    expect((await second.cli(['logs', 'job-1'])).stdout).toMatch(/"done":true/);
     await expect(control.call('killJob', 'job-1')).rejects.toThrow(/job-1 ended in an earlier run of the service/);
 
     // Numbers go on: the new job is job-4, of run 2.

@@ -131,7 +131,7 @@ export function JobDrawer(): ReactElement | null {
             <CloseIcon />
           </button>
         </div>
-        <div className="drawer-subtitle muted">job {jobId}</div>
+        <div className="drawer-subtitle muted">job {jobId}{job?.fromEarlierRun ? ` · from an earlier run of the service (run ${job.runId ?? '?'})` : ''}</div>
         {job ? (
           <div className="drawer-controls">
             <label className="inline-label">Priority <PriorityInput job={job} /></label>

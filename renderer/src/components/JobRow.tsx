@@ -60,7 +60,7 @@ export const JobRow = memo(function JobRow({ jobId, rowIndex, style }: JobRowPro
       role="row"
       aria-rowindex={rowIndex}
       aria-selected={selected}
-      className={`job-row state-${job.state}${selected ? ' selected' : ''}`}
+      className={`job-row state-${job.state}${job.fromEarlierRun ? ' earlier-run' : ''}${selected ? ' selected' : ''}`}
       style={style}
       onClick={(event) => {
         // Clicks on the row's own controls act on those controls only.
@@ -73,6 +73,7 @@ export const JobRow = memo(function JobRow({ jobId, rowIndex, style }: JobRowPro
         <button type="button" className="job-name" onClick={() => selectJob(jobId)} aria-label={`Details of ${job.name}`}>
           <span className="job-name-text">{job.name}</span>
           <span className="job-id">{job.id}</span>
+          {job.fromEarlierRun ? <span className="earlier-run-tag" title={`From run ${job.runId ?? '?'} of the service, before it last started`}>earlier run</span> : null}
         </button>
       </div>
       <div role="cell" className="col-priority"><PriorityInput job={job} /></div>

@@ -30,6 +30,13 @@ describe('JobFinishWatch', () => {
     expect(watch.observe({ type: 'metrics', at: 0, busyShare: 0, queueLength: 0, iterationsPerSecond: {} })).toEqual([]);
   });
 
+  it('takes no jobs of an earlier run of the service (its history) for news', () => {
+    const watch = new JobFinishWatch();
+    watch.observe(snapshot([]));
+    const earlier = [job('job-1', 'failed', { fromEarlierRun: true, runId: 1 }), job('job-2', 'done', { fromEarlierRun: true, runId: 1 })];
+    expect(watch.observe(jobs([...earlier, job('job-3', 'done')])).map((j) => j.id)).toEqual(['job-3']);
+  });
+
   it('starts over from a new snapshot (a restarted service)', () => {
     const watch = new JobFinishWatch();
     watch.observe(snapshot([job('a', 'running')]));
