@@ -252,6 +252,20 @@ describe('the headless panel in Chromium, against salus serve --http', () => {
     expect((await jobsJson()).find((j) => j.name === 'e2e-train')?.state).toBe('running');
   });
 
+  it('runs a shipped example from the Launch sheet in one click', async () => {
+    await page.getByRole('button', { name: /Launch job/ }).click();
+    const sheet = page.getByRole('dialog', { name: 'Launch a job' });
+    await sheet.getByRole('button', { name: 'Run example wgsl-train' }).click();
+    await sheet.waitFor({ state: 'detached', timeout: 20_000 });
+    const all = await until('salus jobs to list wgsl-train', jobsJson, (jobs) => jobs.some((j) => j.name === 'wgsl-train'));
+    const example = all.find((j) => j.name === 'wgsl-train')!;
+    expect(example.state).not.toBe('failed');
+    expect(example.pid).toBeGreaterThan(0);
+    // The launch opened its drawer, as for any job.
+    await page.getByRole('complementary', { name: 'wgsl-train' }).waitFor();
+    await service.cli(['kill', example.id]);
+  });
+
   it('logged no console errors in the page', () => {
     expect(pageErrors).toEqual([]);
   });
