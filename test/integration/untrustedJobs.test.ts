@@ -132,10 +132,11 @@ describe('scheduling', () => {
     const [info] = await service.json<any[]>(['jobs']);
     expect(info.iterationSource).toBe('sdk');
     expect((await service.cli(['pause', info.id])).code).toBe(0);
-    await new Promise((r) => setTimeout(r, 300)); // at most the batch already granted finishes
+    await new Promise((r) => setTimeout(r, 300));
     const paused = loops();
     await new Promise((r) => setTimeout(r, 1000));
-    expect(loops()).toBe(paused);
+    // At most the batch granted before the pause finishes late (on a busy machine); unscheduled, it looped ~70 times here.
+    expect(loops()).toBeLessThanOrEqual(paused + 1);
     expect((await service.cli(['resume', info.id])).code).toBe(0);
     await until(() => loops() >= paused + 3, 'the job to go on once resumed', 30_000);
     expect((await service.cli(['kill', info.id])).code).toBe(0);
