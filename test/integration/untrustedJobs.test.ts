@@ -182,6 +182,31 @@ describe.runIf(process.platform === 'linux')('bounded memory per connection', ()
     job.socket.destroy();
   }, 120_000);
 
+  it('stops reading a job whose batches pile up, and replays them all once it may run', async () => {
+    service = await startService(['--memory', '256MiB']);
+    const job = await admittedRawJob(service.socketPath, 'piler');
+    const [info] = await service.json<any[]>(['jobs']);
+    expect((await service.cli(['pause', info.id])).code).toBe(0);
+    // Its first batch submits, so it waits for a grant that a paused job never gets; the rest queue behind it.
+    sendFrame(job.socket, { t: 'batch', cmds: [
+      { op: 'createBuffer', id: 1, size: 8 * 1024 * 1024, usage: 0x8c },
+      { op: 'createCommandEncoder', id: 2 }, { op: 'finish', encoder: 2, id: 3 }, { op: 'submit', commandBuffers: [3] },
+    ] });
+    await new Promise((r) => setTimeout(r, 300));
+    const before = peakRssBytes(service.process.pid!);
+    const chunk = new Uint8Array(8 * 1024 * 1024).fill(7);
+    for (let i = 0; i < 40; i++) sendFrame(job.socket, { t: 'batch', cmds: [{ op: 'writeBuffer', id: 1, offset: 0, data: [0, chunk.byteLength] }] }, [chunk]);
+    sendFrame(job.socket, { t: 'batch', cmds: [{ op: 'workDone', rid: 2 }] });
+    await new Promise((r) => setTimeout(r, 2000));
+    // 320 MiB sent; the service holds about 64 MiB of it and leaves the rest in the job's process.
+    expect(peakRssBytes(service.process.pid!) - before).toBeLessThan(160 * 1024 * 1024);
+    expect(job.frames.find((f) => f.t === 'reply' && f.rid === 2)).toBeUndefined();
+    expect((await service.cli(['resume', info.id])).code).toBe(0);
+    await until(() => job.frames.find((f) => f.t === 'reply' && f.rid === 2), 'every batch replayed', 60_000);
+    expect(job.frames.filter((f) => f.t === 'uncaptured')).toEqual([]);
+    job.socket.destroy();
+  }, 120_000);
+
   it('drops a job with too many requests in flight, tells it why, and serves on', async () => {
     service = await startService(['--memory', '64MiB']);
     const job = await admittedRawJob(service.socketPath, 'flood');
