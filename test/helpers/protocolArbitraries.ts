@@ -63,6 +63,25 @@ function command(payloadBytes: number): fc.Arbitrary<Record<string, unknown>> {
   );
 }
 
+/**
+ * Real objects for the fuzzed commands to hit (ids 1–11), made inside an
+ * iteration so the buffers come from the lane's pool (larger than asked for).
+ */
+export const SETUP_COMMANDS: readonly Record<string, unknown>[] = [
+  { op: 'iterationBegin' },
+  { op: 'createBuffer', id: 1, size: 1024, usage: 0x18c }, // STORAGE | INDIRECT | COPY_DST | COPY_SRC
+  { op: 'createBuffer', id: 2, size: 772, usage: 0x8c },
+  { op: 'createBuffer', id: 3, size: 256, usage: 0x9 }, // MAP_READ | COPY_DST
+  { op: 'createShaderModule', id: 4, code: SHADERS[0] },
+  { op: 'createComputePipeline', id: 5, layout: 'auto', module: 4, entryPoint: 'main' },
+  { op: 'getBindGroupLayout', id: 6, pipeline: 5, index: 0 },
+  { op: 'createBindGroupLayout', id: 7, entries: [{ binding: 0, visibility: 4, buffer: { type: 'storage', hasDynamicOffset: true } }] },
+  { op: 'createPipelineLayout', id: 8, bindGroupLayouts: [7] },
+  { op: 'createComputePipeline', id: 9, layout: 8, module: 4, entryPoint: 'main' },
+  { op: 'createBindGroup', id: 10, layout: 7, entries: [{ binding: 0, buffer: 2, offset: 0, size: 256 }] },
+  { op: 'createCommandEncoder', id: 11 },
+];
+
 /** A batch: its commands and payload. Request ids are 0 until `numberRequests`. */
 export const batchArbitrary = fc.integer({ min: 8, max: 24 }).chain((payloadBytes) =>
   fc.record({ payload: fc.uint8Array({ minLength: payloadBytes, maxLength: payloadBytes }), cmds: fc.array(command(payloadBytes), { minLength: 1, maxLength: 40 }) }));

@@ -15,7 +15,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
-import { batchArbitrary, envelopeArbitrary, numberRequests, strangerBytesArbitrary } from '../helpers/protocolArbitraries.js';
+import { batchArbitrary, envelopeArbitrary, numberRequests, SETUP_COMMANDS, strangerBytesArbitrary } from '../helpers/protocolArbitraries.js';
 import { FrameDecoder } from '../../core/protocol/frames.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
@@ -114,6 +114,7 @@ describe('the socket under property-based fuzzing', () => {
       const job = await rawSocket(service.socketPath);
       sendFrame(job.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'fuzzed' });
       sendFrame(job.socket, { t: 'requestDevice', rid: 1 });
+      sendFrame(job.socket, { t: 'batch', cmds: SETUP_COMMANDS });
       let next = 2;
       const asked: number[] = [];
       for (const { cmds, payload } of batches) {
