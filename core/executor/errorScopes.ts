@@ -4,11 +4,18 @@
  * The device's real scope stack is shared by every job, so a job's own
  * push/pop cannot go to it directly. Instead the job's commands are replayed in
  * *segments* (split at each push/pop the job makes), each wrapped in real
- * scopes for the three error kinds; the errors a segment catches are then
- * dispatched to the job's virtual stack as it was during that segment: to the
- * innermost scope whose filter matches (which keeps only its first error), else
- * to the job as an uncaptured error. A segment never spans an `await`, so other
- * jobs' segments nest cleanly inside the device's stack.
+ * scopes for the error kinds the job's virtual stack has a scope for; the
+ * errors a segment catches are then dispatched to the job's virtual stack as it
+ * was during that segment: to the innermost scope whose filter matches (which
+ * keeps only its first error), else to the job as an uncaptured error. A
+ * segment never spans an `await`, so other jobs' segments nest cleanly inside
+ * the device's stack.
+ *
+ * An error of a kind no virtual scope catches reaches the job as uncaptured,
+ * every one of them, as on a local device: no real scope (which would keep only
+ * the first) is pushed for it, so the shared device raises `uncapturederror`,
+ * and Dawn does that synchronously, inside the call that made the error —
+ * while this job's segment is the open one.
  */
 import type { GpuErrorJson, GpuErrorType } from '../protocol/commands.js';
 
@@ -19,9 +26,34 @@ interface VirtualScope {
 
 const FILTERS: GpuErrorType[] = ['internal', 'out-of-memory', 'validation'];
 
+/** The segment open on each shared device: the owner of an uncaptured error raised now. */
+const openSegments = new WeakMap<GPUDevice, ErrorScopes>();
+const listened = new WeakSet<GPUDevice>();
+
+function errorType(error: GPUError): GpuErrorType {
+  const name = error.constructor.name;
+  return name === 'GPUOutOfMemoryError' ? 'out-of-memory' : name === 'GPUInternalError' ? 'internal' : 'validation';
+}
+
+/** Routes the shared device's uncaptured errors to the segment open when they are raised (others go on as before). */
+function listenForUncaptured(device: GPUDevice): void {
+  if (listened.has(device)) return;
+  listened.add(device);
+  device.addEventListener('uncapturederror', (event) => {
+    const error = (event as GPUUncapturedErrorEvent).error;
+    const owner = openSegments.get(device);
+    if (!owner) return;
+    event.preventDefault();
+    owner.report({ type: errorType(error), message: error.message });
+  });
+}
+
 export class ErrorScopes {
   private stack: VirtualScope[] = [];
   private open = false;
+  /** The real scopes the open segment pushed, in push order. */
+  private realFilters: GpuErrorType[] = [];
+  /** Errors of the open segment that no real scope catches: our own checks' and the device's uncaptured ones, in order. */
   private synthetic: GpuErrorJson[] = [];
   /** Resolves after every closed segment's errors were dispatched, in order. */
   private chain: Promise<void> = Promise.resolve();
@@ -31,16 +63,20 @@ export class ErrorScopes {
     private readonly onUncaptured: (error: GpuErrorJson) => void,
     /** Called for every error of the job's work, captured by one of its scopes or not. */
     private readonly onAnyError: () => void = () => {},
-  ) {}
+  ) {
+    listenForUncaptured(device);
+  }
 
   /** Starts capturing the device's errors for this job. */
   openSegment(): void {
     if (this.open) return;
-    for (const filter of FILTERS) this.device.pushErrorScope(filter);
+    this.realFilters = FILTERS.filter((filter) => this.stack.some((scope) => scope.filter === filter));
+    for (const filter of this.realFilters) this.device.pushErrorScope(filter);
+    openSegments.set(this.device, this);
     this.open = true;
   }
 
-  /** Adds an error raised by our own checks to the current segment. */
+  /** Adds an error to the current segment: one raised by our own checks, or one the device did not capture. */
   report(error: GpuErrorJson): void {
     this.synthetic.push(error);
   }
@@ -49,15 +85,15 @@ export class ErrorScopes {
   closeSegment(): void {
     if (!this.open) return;
     this.open = false;
-    const popped = [...FILTERS].reverse().map(() => this.device.popErrorScope());
+    if (openSegments.get(this.device) === this) openSegments.delete(this.device);
+    const types = [...this.realFilters].reverse();
+    const popped = types.map(() => this.device.popErrorScope());
     const synthetic = this.synthetic;
     this.synthetic = [];
     const scopes = [...this.stack];
     this.chain = this.chain.then(async () => {
       const real = await Promise.all(popped.map((p) => p.catch(() => null)));
       const errors: GpuErrorJson[] = [...synthetic];
-      // popped is in validation, out-of-memory, internal order.
-      const types: GpuErrorType[] = ['validation', 'out-of-memory', 'internal'];
       real.forEach((error, i) => { if (error) errors.push({ type: types[i], message: error.message }); });
       for (const error of errors) this.dispatch(error, scopes);
     }).catch(() => {

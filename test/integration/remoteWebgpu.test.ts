@@ -19,7 +19,7 @@ const CHECKS = [
   'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
-  'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'timestampQueries',
+  'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'afterDestroy',
 ] as const;
@@ -75,6 +75,7 @@ describe('remote WebGPU conformance', () => {
     expect(local.createComputePipelineAsync.value.rejection).toMatchObject({ threw: 'GPUPipelineError', isPipelineError: true, reason: 'validation' });
     expect(local.errorScopes.value.emptyClass).toMatchObject({ threw: 'DOMException', name: 'OperationError' });
     expect(local.uncapturedError.value.event).toMatchObject({ isValidation: true, isGPUError: true });
+    expect(local.uncapturedEveryError.value).toMatchObject({ seen: Array(5).fill('GPUValidationError'), oomScope: null, validationScope: { class: 'GPUValidationError' } });
     expect(local.destroy.value.submitDestroyed).toMatchObject({ class: 'GPUValidationError' });
     expect(local.compilationInfo.value.bad[0]).toMatchObject({ type: 'error', lineNum: 3 });
     expect(local.pooledSizes.value.map((r: { seen: number[] }) => r.seen[0])).toEqual([5, 186, 1186, 186, 5]);
