@@ -36,7 +36,16 @@ export interface BufferAllocator {
   clearBuffer(buffer: GPUBuffer, sizeBytes: number): void;
   /** The device's maxBufferSize; pooled buffers are never rounded up past it. Unlimited when absent. */
   readonly maxBufferSizeBytes?: number;
+  /** Paging (absent: nothing can page): copies bytes [srcOffset, srcOffset + sizeBytes) of src to the start of dst, on the queue. */
+  copyBuffer?(src: GPUBuffer, srcOffset: number, dst: GPUBuffer, sizeBytes: number): void;
+  /** Paging: maps a MAP_READ buffer once the queue's work before is done and returns a copy of its first sizeBytes. */
+  readMapped?(buffer: GPUBuffer, sizeBytes: number): Promise<Uint8Array>;
+  /** Paging: writes bytes at the start of buffer, on the queue (before anything submitted later). */
+  writeBuffer?(buffer: GPUBuffer, bytes: Uint8Array): void;
 }
+
+/** GPUMapMode.READ (fixed by the spec). */
+const MAP_MODE_READ = 0x1;
 
 /**
  * The allocator over a real device. `clearBuffer` rounds sizeBytes up to a multiple
@@ -56,6 +65,20 @@ export function deviceAllocator(device: GPUDevice): BufferAllocator {
       const encoder = device.createCommandEncoder({ label: 'salus: zero a reused pool buffer' });
       encoder.clearBuffer(buffer, 0, clearBytes);
       device.queue.submit([encoder.finish()]);
+    },
+    copyBuffer(src, srcOffset, dst, sizeBytes) {
+      const encoder = device.createCommandEncoder({ label: 'salus: page out' });
+      encoder.copyBufferToBuffer(src, srcOffset, dst, 0, sizeBytes);
+      device.queue.submit([encoder.finish()]);
+    },
+    async readMapped(buffer, sizeBytes) {
+      await buffer.mapAsync(MAP_MODE_READ, 0, sizeBytes);
+      const bytes = new Uint8Array(buffer.getMappedRange(0, sizeBytes).slice(0));
+      buffer.unmap();
+      return bytes;
+    },
+    writeBuffer(buffer, bytes) {
+      device.queue.writeBuffer(buffer, 0, bytes);
     },
   };
 }

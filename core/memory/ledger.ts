@@ -40,6 +40,8 @@ export class Ledger {
   private readonly pooledByLane = new Map<string, number>();
   private readonly laneSizes = new Map<string, number>();
   private readonly declaredShares = new Map<string, number>();
+  /** Bytes of each job's buffers whose contents were paged out to host memory (no GPU buffer holds them). */
+  private readonly pagedByJob = new Map<string, number>();
   private totalBufferBytes = 0;
   private totalPersistentBytes = 0;
   private totalLaneSizeBytes = 0;
@@ -98,6 +100,17 @@ export class Ledger {
   get(bufferId: number): LedgerEntry | undefined {
     const entry = this.entries.get(bufferId);
     return entry && { ...entry };
+  }
+
+  /** Counts bytes of the job's contents held in host memory instead of a GPU buffer (negative: they came back or were dropped). */
+  addPaged(jobId: string, deltaBytes: number): void {
+    add(this.pagedByJob, jobId, deltaBytes);
+    if (deltaBytes !== 0) this.revisionCount += 1;
+  }
+
+  /** Bytes of the job's buffers paged out to host memory. */
+  pagedBytes(jobId: string): number {
+    return this.pagedByJob.get(jobId) ?? 0;
   }
 
   /** Bytes of persistent buffers the job holds. */

@@ -9,16 +9,19 @@ import { isPoolable, type BufferAllocator, type BufferDescriptor } from './alloc
 import { setLabel, type RealBuffer } from './bufferPool.js';
 import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
+import { createPager } from './paging.js';
 import { formatBytes } from './size.js';
 import type { AllocResult, BufferLease, MemoryManager } from './types.js';
 
-export type { AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot } from './types.js';
+export type { AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot, PageResult } from './types.js';
 
 interface LeaseRecord {
   lease: BufferLease;
   real: RealBuffer;
   /** Freed by the job inside its iteration; returns to the pool at the iteration's end. */
   freed: boolean;
+  /** The contents while paged out (core/memory/paging.ts). */
+  host?: Uint8Array;
 }
 
 interface JobRecord {
@@ -51,6 +54,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   const lanes = new LaneTable({ allocator, ledger, nextBufferId });
   const jobs = new Map<string, JobRecord>();
   const leases = new Map<number, LeaseRecord>();
+  const pager = createPager({ ledger, allocator, nextBufferId, recordOf: (leaseId) => leases.get(leaseId), roomForPersistent });
 
   const unreservedBytes = () => capacityBytes - ledger.committedBytes();
   const needOf = (job: JobRecord) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
@@ -88,6 +92,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       realSizeBytes: real.sizeBytes,
       usage: real.usage,
       pooled: real.pooled,
+      residency: 'resident',
       kind,
       laneId: kind === 'ephemeral' ? job.laneId : null,
     };
@@ -106,19 +111,22 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     return lend(job, real, descriptor.size, kind);
   }
 
-  function allocatePersistent(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
-    const heldBytes = ledger.persistentBytes(job.id);
-    const shareBytes = ledger.declaredShareBytes(job.id);
-    const beyondBytes = heldBytes + descriptor.size - ledger.reservedPersistentBytes(job.id);
+  /** Makes room for `bytes` more persistent memory of the job (shrinking lanes if need be); returns why not, or null. */
+  function roomForPersistent(jobId: string, bytes: number, what: string): string | null {
+    const heldBytes = ledger.persistentBytes(jobId);
+    const beyondBytes = heldBytes + bytes - ledger.reservedPersistentBytes(jobId);
     if (beyondBytes > unreservedBytes()) reclaim(beyondBytes - unreservedBytes(), null);
-    if (beyondBytes > unreservedBytes()) {
-      return oom(
-        `out of memory: job ${job.id} asked for ${formatBytes(descriptor.size)} of persistent memory; its share is ` +
-          `${formatBytes(shareBytes)} (declared + 10%), it holds ${formatBytes(heldBytes)}, and only ` +
-          `${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free`,
-      );
-    }
-    return createUnpooled(job, descriptor, 'persistent');
+    if (beyondBytes <= unreservedBytes()) return null;
+    return (
+      `out of memory: job ${jobId} asked for ${what}; its share is ` +
+      `${formatBytes(ledger.declaredShareBytes(jobId))} (declared + 10%), it holds ${formatBytes(heldBytes)}, and only ` +
+      `${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free`
+    );
+  }
+
+  function allocatePersistent(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
+    const room = roomForPersistent(job.id, descriptor.size, `${formatBytes(descriptor.size)} of persistent memory`);
+    return room ? oom(room) : createUnpooled(job, descriptor, 'persistent');
   }
 
   function allocateEphemeral(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
@@ -155,7 +163,9 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     leases.delete(lease.id);
     jobs.get(lease.jobId)?.leases.delete(lease.id);
     const lane = lease.kind === 'ephemeral' && real.pooled ? lanes.get(lease.laneId!) : undefined;
-    if (lane) {
+    if (lease.residency === 'paged-out') {
+      pager.dropPaged(record);
+    } else if (lane) {
       lane.pool.destroy(real);
     } else {
       real.buffer.destroy();
@@ -289,7 +299,15 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
     residency(jobId) {
       if (!jobs.has(jobId)) return { residentBytes: 0, pagedOutBytes: 0 };
-      return { residentBytes: ledger.persistentBytes(jobId) + ledger.ephemeralBytes(jobId), pagedOutBytes: 0 };
+      return { residentBytes: ledger.persistentBytes(jobId) + ledger.ephemeralBytes(jobId), pagedOutBytes: ledger.pagedBytes(jobId) };
+    },
+
+    pageOut(lease) {
+      return pager.pageOut(lease);
+    },
+
+    pageIn(lease) {
+      return pager.pageIn(lease);
     },
 
     laneOf(jobId) {

@@ -14,8 +14,13 @@ export interface BufferLease {
   /** Unique within the manager. */
   readonly id: number;
   readonly jobId: string;
-  /** The real buffer (may be larger than sizeBytes when pooled). */
-  readonly buffer: GPUBuffer;
+  /**
+   * The real buffer (may be larger than sizeBytes when pooled). Paging replaces it: after `pageIn` it is a new
+   * GPUBuffer with the same contents, and whatever the executor built on the old one (bind groups) must be rebuilt.
+   */
+  buffer: GPUBuffer;
+  /** Where its contents are: on the GPU, or in host memory after `pageOut` (then `buffer` is destroyed). */
+  residency: 'resident' | 'paging-out' | 'paged-out';
   /** What the job asked for: bind, clear, copy and map with this size. */
   readonly sizeBytes: number;
   readonly realSizeBytes: number;
@@ -30,6 +35,9 @@ export interface BufferLease {
 export type AllocResult =
   | { ok: true; lease: BufferLease }
   | { ok: false; message: string; errorType: 'out-of-memory' | 'validation' };
+
+/** A page-out's or page-in's outcome; `message` says why it did not happen. */
+export type PageResult = { ok: true } | { ok: false; message: string };
 
 /** A job's declared needs (Salus's hints); both absent means "measure me". */
 export interface JobMemoryRequest {
@@ -87,10 +95,24 @@ export interface MemoryManager {
   usage(jobId: string): { persistentBytes: number; ephemeralPeakBytes: number };
   /**
    * Where the job's bytes are: `residentBytes` of real GPU buffers it holds now (persistent, plus what its running
-   * iteration holds in its lane), `pagedOutBytes` of its buffers' contents kept in host memory instead (0: nothing
-   * pages yet). Zeros for an unknown job.
+   * iteration holds in its lane), `pagedOutBytes` of its buffers' contents kept in host memory instead. Zeros for an
+   * unknown job.
    */
   residency(jobId: string): { residentBytes: number; pagedOutBytes: number };
+  /**
+   * Moves a resident persistent buffer's contents to host memory and destroys its GPU buffer, through a staging
+   * buffer of at most 1 MiB counted as the job's (so it needs that much room). The caller guarantees the job does
+   * not use the lease until it is paged in. Resolves { ok:false } when it cannot page (pooled in a lane, mapped,
+   * not copyable, no room for staging) or when the job freed the lease or was released meanwhile (then nothing is
+   * left behind).
+   */
+  pageOut(lease: BufferLease): Promise<PageResult>;
+  /**
+   * Brings a paged-out lease back: a new GPU buffer with the same size and usage, its contents written on the queue
+   * before anything submitted later. { ok:false } with an out-of-memory message when the job's share and the free
+   * capacity have no room for it (it stays paged out).
+   */
+  pageIn(lease: BufferLease): PageResult;
   /** The job's lane, or null when it is not admitted. */
   laneOf(jobId: string): string | null;
   /**

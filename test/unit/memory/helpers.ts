@@ -3,6 +3,7 @@
  * counting wrapper that records every create, clear and destroy of a real one.
  */
 import type { BufferAllocator, BufferDescriptor } from '../../../core/memory/allocator.js';
+import type { AllocResult, BufferLease } from '../../../core/memory/types.js';
 
 export const MiB = 1024 ** 2;
 export const GiB = 1024 ** 3;
@@ -49,6 +50,10 @@ export function countingAllocator(inner: BufferAllocator): CountingAllocator {
       clears.push({ buffer, sizeBytes });
       inner.clearBuffer(buffer, sizeBytes);
     },
+    // Paging's operations pass through unchanged (absent when `inner` cannot page).
+    copyBuffer: inner.copyBuffer?.bind(inner),
+    readMapped: inner.readMapped?.bind(inner),
+    writeBuffer: inner.writeBuffer?.bind(inner),
   };
 }
 
@@ -61,4 +66,22 @@ export function fakeAllocator(): BufferAllocator {
     },
     clearBuffer() {},
   };
+}
+
+/** The lease of a successful allocation; throws with the manager's message otherwise. */
+export function leaseOf(result: AllocResult): BufferLease {
+  if (!result.ok) throw new Error(`expected an allocation, got: ${result.message}`);
+  return result.lease;
+}
+
+/** The first sizeBytes of a COPY_SRC buffer, read back through a staging buffer of the test's own. */
+export async function readBufferBytes(device: GPUDevice, buffer: GPUBuffer, sizeBytes: number): Promise<Uint8Array> {
+  const staging = device.createBuffer({ size: sizeBytes, usage: MAP_READ_COPY_DST, label: 'test readback' });
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(buffer, 0, staging, 0, sizeBytes);
+  device.queue.submit([encoder.finish()]);
+  await staging.mapAsync(0x0001);
+  const bytes = new Uint8Array(staging.getMappedRange().slice(0));
+  staging.destroy();
+  return bytes;
 }
