@@ -27,6 +27,21 @@ function readHints(): JobHints {
   }
 }
 
+/** Bytes of JSON that a hello spends at most on the job's arguments (a hello frame is small before it is accepted). */
+const HELLO_ARGS_BYTES = 16 * 1024;
+
+/** The job's first arguments, each clipped, whose JSON fits in HELLO_ARGS_BYTES. */
+function helloArgs(argv: string[]): string[] {
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const arg of argv.slice(0, 32).map((a) => a.slice(0, 1024))) {
+    bytes += Buffer.byteLength(JSON.stringify(arg)) + 1;
+    if (bytes > HELLO_ARGS_BYTES) break;
+    kept.push(arg);
+  }
+  return kept;
+}
+
 /** A job the service killed exits with this code, as if by SIGTERM (128 + 15). */
 const KILLED_EXIT_CODE = 143;
 
@@ -37,6 +52,9 @@ try {
     name: process.env[JOB_ENV.name] || undefined,
     pid: process.pid,
     hints: readHints(),
+    // What ran, for the job's history: the module (node made it absolute) and its arguments, clipped to fit the hello.
+    file: process.argv[1]?.slice(0, 4096),
+    args: helloArgs(process.argv.slice(2)),
   });
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n`);

@@ -157,7 +157,7 @@ export class HistoryRecorder implements ServiceHistory {
 
   private opened(job: JobRecord): void {
     const info = toJobInfo(job, null);
-    const spec: JobSpec = { name: job.name, file: null, args: [], hints: job.hints, priority: job.priority };
+    const spec: JobSpec = { name: job.name, file: job.file, args: job.args, hints: job.hints, priority: job.priority };
     this.tracked.set(job.id, { state: info.state, series: [], sampleIntervalMs: FIRST_SAMPLE_INTERVAL_MS, outputChanged: false, launchId: null });
     this.store.insertJob(this.runId, jobNumber(job.id), info, spec);
   }
@@ -183,14 +183,16 @@ export class HistoryRecorder implements ServiceHistory {
   /** Writes running jobs' progress, so a job lost with the service shows how far it got. */
   private checkpoint(now: number, jobs = this.service?.jobInfos() ?? []): void {
     this.lastCheckpointAt = now;
-    for (const info of jobs) {
-      const track = this.tracked.get(info.id);
-      if (!track || info.fromEarlierRun || FINAL_STATES.includes(track.state) || FINAL_STATES.includes(info.state)) continue;
-      const output = track.outputChanged ? this.service?.jobOutput(info.id).slice(-OUTPUT_TAIL_CHARS) : undefined;
-      track.outputChanged = false;
-      this.store.updateJob(this.runId, info, { series: track.series, output });
-    }
-    this.store.touchRun(this.runId, now);
+    this.store.batch(() => {
+      for (const info of jobs) {
+        const track = this.tracked.get(info.id);
+        if (!track || info.fromEarlierRun || FINAL_STATES.includes(track.state) || FINAL_STATES.includes(info.state)) continue;
+        const output = track.outputChanged ? this.service?.jobOutput(info.id).slice(-OUTPUT_TAIL_CHARS) : undefined;
+        track.outputChanged = false;
+        this.store.updateJob(this.runId, info, { series: track.series, output });
+      }
+      this.store.touchRun(this.runId, now);
+    });
   }
 
   /**

@@ -271,6 +271,11 @@ export class HistoryStore {
     })();
   }
 
+  /** Runs `writes` as one transaction: one sync to disk for all of them. */
+  batch<T>(writes: () => T): T {
+    return this.db.transaction(writes)();
+  }
+
   /** Whether the file is sound (`PRAGMA integrity_check`). */
   integrityOk(): boolean {
     return this.db.pragma('integrity_check', { simple: true }) === 'ok';

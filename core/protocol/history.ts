@@ -9,8 +9,9 @@ import type { JobHints, JobInfo, JobState } from './state.js';
 /** What was asked for: enough to run the job again. */
 export interface JobSpec {
   name: string;
-  /** The job's module, when the service launched it (the panel's Launch sheet); null for `salus run` jobs. */
+  /** The job's module, as its process started or the panel launched it; null when unknown (a client that did not say). */
   file: string | null;
+  /** Its arguments (from its process, at most 32 of at most 1,024 characters; in full when the panel launched it). */
   args: string[];
   hints: JobHints;
   priority: number;

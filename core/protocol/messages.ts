@@ -44,6 +44,9 @@ export const helloSchema = z.object({
   name: z.string().max(256).optional(),
   pid: z.number().int().positive().optional(),
   hints: hints.optional(),
+  /** The job's module and arguments, as its process started (for its history); kept well under the pre-hello frame limit. */
+  file: z.string().max(4096).optional(),
+  args: z.array(z.string().max(1024)).max(32).optional(),
   /** `sdk` when the job marks its iterations itself. */
   iterationSource: z.enum(['sdk', 'inferred']).optional(),
 });

@@ -49,6 +49,9 @@ export interface JobRecord {
   final: JobLiveStats | null;
   /** Captured output of jobs the service launched itself (bounded). */
   output: string;
+  /** The job's module and arguments, as its hello said (null and [] when it did not). */
+  file: string | null;
+  args: string[];
   /** Uncaptured GPU errors of the job's work; kept after it ends, so a `done` job that raised errors says so. */
   gpuErrors: GpuErrorTally;
 }

@@ -110,6 +110,7 @@ export class SalusService extends EventEmitter {
       pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, closedAt: null, error: null,
       laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
       exitCode: null, killed: false, iterationSource: 'inferred', final: null, output: '', gpuErrors: { count: 0, first: null },
+      file: hello.file ?? null, args: hello.args ?? [],
     };
     this.jobs.set(id, job);
     this.log(`salus: ${id} '${job.name}' connected (pid ${job.pid ?? '?'})`);

@@ -95,6 +95,20 @@ describe('job history across restarts', () => {
     expect(soon.stderr).toMatch(/'soon' is not a duration/);
   });
 
+  it('keeps the file and arguments a `salus run` job started with, clipped when they are long', async () => {
+    const service = await serve(['--memory', '256MiB']);
+    const plainRun = await service.startJob(['--name', 'plain', STEPS, '--', '--iterations', '2']).done;
+    expect(plainRun.code, plainRun.stderr).toBe(0);
+    const long = Array.from({ length: 40 }, (_, i) => `${i}:${'é'.repeat(1500)}`);
+    const wordyRun = await service.startJob(['--name', 'wordy', STEPS, '--', '--iterations', '2', ...long]).done;
+    expect(wordyRun.code, wordyRun.stderr).toBe(0);
+    const [wordy, plain] = await service.json<any[]>(['history']);
+    expect(plain.spec).toEqual({ name: 'plain', file: STEPS, args: ['--iterations', '2'], hints: {}, priority: 0 });
+    expect(wordy).toMatchObject({ state: 'done', spec: { file: STEPS } });
+    expect(wordy.spec.args.slice(0, 3)).toEqual(['--iterations', '2', `0:${'é'.repeat(1022)}`]);
+    expect(wordy.spec.args.length).toBeLessThan(long.length);
+  });
+
   it('loses no finished job when the service is killed with SIGKILL while jobs finish and run', async () => {
     const first = await serve(['--memory', '512MiB', '--policy', 'pack']);
     const long = first.startJob(['--name', 'long', STEPS, '--', '--iterations', '1000000', '--work', '4']);
