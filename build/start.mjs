@@ -47,10 +47,13 @@ function electronProblem() {
 function openWindow(binary) {
   const child = spawn(binary, ['.'], { cwd: ROOT, env, stdio: 'inherit' });
   forwardSignals(child);
+  let failed = false;
   child.once('error', (error) => {
+    failed = true;
     void serveHeadless(`Electron could not start (${error.message})`);
   });
-  child.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  // 'exit' may follow 'error' too; the headless panel then keeps running.
+  child.once('exit', (code, signal) => { if (!failed) process.exit(code ?? (signal ? 1 : 0)); });
 }
 
 /** `salus serve --http` on the desktop app's socket, with Dawn's noise hidden; exits with its code. */
