@@ -160,13 +160,13 @@ function parseJson(text: string, source: string): Located[] {
 }
 
 /**
- * Reads a trace: JSON when the text starts with `[`, CSV otherwise (blank lines and
+ * Reads a trace: JSON when the text starts with `[` or `{`, CSV otherwise (blank lines and
  * lines starting with `#` are skipped). `source` names the file in errors. Jobs keep
  * the file's order (jobs arriving at the same time arrive in that order).
  * @throws TraceError naming the line or entry, the column and the expected form.
  */
 export function parseTrace(text: string, source = 'trace'): TraceJob[] {
-  const located = text.trimStart().startsWith('[') ? parseJson(text, source) : parseCsv(text, source);
+  const located = /^\s*[[{]/.test(text) ? parseJson(text, source) : parseCsv(text, source);
   if (located.length === 0) throw new TraceError(`${source}: no jobs`);
   const firstSeen = new Map<string, string>();
   for (const { job, where } of located) {

@@ -1,0 +1,93 @@
+/** `salus simulate` as users run it (the compiled CLI): CSV and JSON traces, its output, its errors. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requireBuild, SALUS_BIN } from '../helpers/service.js';
+
+let dir: string;
+let csvPath: string;
+let jsonPath: string;
+
+// A: 10 × 100 ms from 0 s; B: 2 × 100 ms from 0.05 s; C: 5 × 100 ms from 0.15 s (worked out in test/unit/sim/simulator.test.ts).
+const HEADER = 'name,arrivalS,iterations,iterationMs,persistentBytes,ephemeralBytes,priority';
+const ROWS = ['A,0,10,100,1MiB,4MiB,0', 'B,0.05,2,100,1MiB,4MiB,0', 'C,0.15,5,100,1MiB,4MiB,0'];
+
+function salus(...args: string[]) {
+  const result = spawnSync(process.execPath, [SALUS_BIN, 'simulate', ...args], { encoding: 'utf8', timeout: 30_000 });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+beforeAll(() => {
+  requireBuild();
+  dir = mkdtempSync(join(tmpdir(), 'salus-simulate-'));
+  csvPath = join(dir, 'three.csv');
+  writeFileSync(csvPath, [HEADER, ...ROWS].join('\n'));
+  jsonPath = join(dir, 'three.json');
+  writeFileSync(jsonPath, JSON.stringify(ROWS.map((row) => {
+    const [name, arrivalS, iterations, iterationMs, persistentBytes, ephemeralBytes, priority] = row.split(',');
+    return { name, arrivalS: Number(arrivalS), iterations: Number(iterations), iterationMs: Number(iterationMs), persistentBytes, ephemeralBytes, priority: Number(priority) };
+  })));
+});
+afterAll(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+describe('salus simulate', () => {
+  it('prints a table per policy and a one-line comparison', () => {
+    const run = salus(csvPath, '--policy', 'FIFO', '--policy', 'srtf');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('FIFO (memory unlimited): average JCT 1.23 s, makespan 1.70 s, 1 lane at most');
+    expect(run.stdout).toMatch(/^B\s+50 ms\s+1\.15 s\s+950 ms\s+0 ms\s+lane-1$/m);
+    expect(run.stdout).toContain('SRTF (memory unlimited): average JCT 867 ms, makespan 1.70 s');
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('SRTF: average JCT 1.42× better than FIFO');
+  });
+
+  it('answers the same trace given as JSON with --json, every policy by default', () => {
+    const run = salus(jsonPath, '--json', '--memory', '64MiB');
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.policies.map((p: any) => p.policy)).toEqual(['FIFO', 'SRTF', 'PACK', 'FAIR', 'PRIORITY']);
+    const [fifo, srtf, pack] = out.policies;
+    expect(fifo.avgJctMs).toBeCloseTo(3700 / 3, 6);
+    expect(fifo.makespanMs).toBe(1700);
+    expect(fifo.jobs.map((j: any) => [j.name, j.jctMs, j.queuedMs])).toEqual([['A', 1000, 0], ['B', 1150, 950], ['C', 1550, 1050]]);
+    expect(srtf.jobs.map((j: any) => j.jctMs)).toEqual([1700, 250, 650]);
+    // PACK opens a lane per job (each needs 1.1 + 4.2 MiB of the 64): all three side by side.
+    expect(pack).toMatchObject({ avgJctMs: (1000 + 200 + 500) / 3, peakLanes: 3 });
+    expect(out.memoryBytes).toBe(64 * 1024 ** 2);
+    // The same trace as CSV gives the same numbers.
+    expect(JSON.parse(salus(csvPath, '--json', '--memory', '64MiB').stdout).policies).toEqual(out.policies);
+  });
+
+  it('applies --set to every chosen policy that has the knob', () => {
+    const strict = JSON.parse(salus(csvPath, '--json', '--policy', 'FIFO,SRTF', '--set', 'holdMs=0', '--set', 'defaultIterationMs=50').stdout);
+    expect(strict.policies[0].params).toMatchObject({ holdMs: 0 });
+    expect(strict.policies[0].params.defaultIterationMs).toBeUndefined();
+    expect(strict.policies[1].params).toMatchObject({ holdMs: 0, defaultIterationMs: 50 });
+    // holdMs=0 with gap-less jobs: a finished iteration's job is not asking at its boundary, so FIFO turns over.
+    expect(strict.policies[0].avgJctMs).not.toBeCloseTo(3700 / 3, 0);
+  });
+
+  it('says what is wrong with a trace or an option', () => {
+    const badPath = join(dir, 'bad.csv');
+    writeFileSync(badPath, [HEADER, ROWS[0], 'B,soon,2,100,0,0,0'].join('\n'));
+    const bad = salus(badPath);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr.trim()).toBe('salus: bad.csv line 3: arrivalS is "soon"; expected a number of at least 0');
+    const missing = salus(join(dir, 'nope.csv'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`salus: cannot read the trace ${join(dir, 'nope.csv')}: no such file`);
+    const policy = salus(csvPath, '--policy', 'LIFO');
+    expect(policy.code).toBe(2);
+    expect(policy.stderr).toContain('Unknown policy "LIFO"; valid policies: FIFO, SRTF, PACK, FAIR, PRIORITY');
+    const knob = salus(csvPath, '--policy', 'FIFO', '--set', 'agingPerSecond=1');
+    expect(knob.code).toBe(2);
+    expect(knob.stderr).toContain('--set agingPerSecond=1: expected KEY=VALUE with KEY one of workConserving, holdMs, maxLanes');
+    const range = salus(csvPath, '--set', 'holdMs=-5');
+    expect(range.code).toBe(1);
+    expect(range.stderr).toContain('holdMs: -5 is below 0');
+    expect(salus(csvPath, '--memory', 'lots').stderr).toContain('--memory: invalid size "lots"');
+    expect(salus().stderr).toContain('salus simulate needs one TRACE file (CSV or JSON)');
+  });
+});
