@@ -33,7 +33,7 @@ if (setupSingleInstance({ app, onSecondInstance: () => panel?.show() })) {
 
 function start(): void {
   // One file for the app and `salus serve` (a terminal's service reads the same defaults); the
-  // app's own settings.json of before is read once, until the first change is saved.
+  // app's own settings.json of before is copied into it once.
   const settings = SettingsStore.load(settingsFilePath(), join(app.getPath('userData'), 'settings.json'));
   for (const problem of settings.problems) console.error(`salus desktop: ${problem}`);
 

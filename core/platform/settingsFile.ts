@@ -120,13 +120,19 @@ export class SettingsStore {
   }
 
   /**
-   * Reads `file` (absent: defaults, or the settings of `legacyFile` when that
-   * exists: the desktop app's file before there was one for both). Never
-   * throws for bad content; see `problems`.
+   * Reads `file` (absent: defaults). When `file` does not exist but
+   * `legacyFile` does (the desktop app's own file from before there was one for
+   * both), its settings are copied into `file` first, so that a service started
+   * from `file` starts the same way. Never throws for bad content; see `problems`.
    */
   static load(file: string = settingsFilePath(), legacyFile?: string): SettingsStore {
-    const source = !existsSync(file) && legacyFile && existsSync(legacyFile) ? legacyFile : file;
-    const { settings, problems } = readSettings(source);
+    if (legacyFile && !existsSync(file) && existsSync(legacyFile)) {
+      const { settings, problems } = readSettings(legacyFile);
+      const store = new SettingsStore(file, settings, problems);
+      store.update({});
+      return store;
+    }
+    const { settings, problems } = readSettings(file);
     return new SettingsStore(file, settings, problems);
   }
 

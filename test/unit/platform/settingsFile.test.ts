@@ -44,16 +44,18 @@ describe('SettingsStore', () => {
     expect(SettingsStore.load(file).get().service).toEqual({ memory: '512MB', http: '127.0.0.1:9400', jobsDir: '/srv/jobs', logLevel: 'debug' });
   });
 
-  it("reads the desktop app's file of before until the first save, and never writes it", () => {
+  it("imports the desktop app's file of before once, so the service reads the same, and never writes it", () => {
     const legacy = join(dir, 'userData', 'settings.json');
     SettingsStore.load(legacy).update({ policy: { name: 'FAIR', params: { holdMs: 20 } } });
     const store = SettingsStore.load(file, legacy);
     expect(store.get().policy).toEqual({ name: 'FAIR', params: { holdMs: 20 } });
-    expect(existsSync(file)).toBe(false);
-    store.update({ service: { memory: '1GiB' } });
-    expect(JSON.parse(readFileSync(file, 'utf8')).policy).toEqual({ name: 'FAIR', params: { holdMs: 20 } });
+    // What `salus serve` reads (the new file alone) already says so.
+    expect(SettingsStore.load(file).get().policy).toEqual({ name: 'FAIR', params: { holdMs: 20 } });
     SettingsStore.load(legacy).update({ policy: { name: 'PACK', params: {} } });
     expect(SettingsStore.load(file, legacy).get().policy?.name).toBe('FAIR');
+    const legacyText = readFileSync(legacy, 'utf8');
+    store.update({ service: { memory: '1GiB' } });
+    expect(readFileSync(legacy, 'utf8')).toBe(legacyText);
   });
 
   it('lives in the platform config folder, or at $SALUS_CONFIG', () => {
