@@ -17,11 +17,12 @@
  * jobs`: when the service returned its memory) − arrival; submittedAt is the
  * pre-start, so it is not used.
  *
- * Beside the measured ratio, a zero-overhead simulation of one lane replays the
- * trace with each run's measured iteration times under FIFO and under SRTF at
- * iteration boundaries: the ratio the trace itself implies. The same simulation
- * over 200 seeds of this mix and load, and over a 100-job trace like the paper's,
- * says how typical our trace is.
+ * Beside the measured ratio, the simulator (core/sim: the service's own scheduler
+ * and policies in virtual time) replays the trace on one lane with no overhead and
+ * each run's measured iteration times, under FIFO and under SRTF: the ratio the
+ * trace itself implies (the "ideal lane"). The same simulation over 200 seeds of
+ * this mix and load, and over 100-job traces of the same shares, says how typical
+ * our trace is.
  */
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,8 @@ import {
   quantile, startSampler, times, waitFor, type PaperResult, type Sample,
 } from './common.js';
 import type { GpuInfo, JobInfo } from '../../core/protocol/state.js';
+import { simulate } from '../../core/sim/simulator.js';
+import type { TraceJob as SimTraceJob } from '../../core/sim/trace.js';
 
 export interface JctOptions {
   seed: number;
@@ -92,44 +95,23 @@ export interface SimJob {
   iterationMs: number;
 }
 
-/** Per-job completion times (ms after arrival) on one ideal lane: FIFO non-preemptive, SRTF at iteration boundaries. */
-export function simulate(jobs: readonly SimJob[], policy: 'FIFO' | 'SRTF'): number[] {
-  const order = jobs.map((_, i) => i).sort((a, b) => jobs[a].arrivalMs - jobs[b].arrivalMs || a - b);
-  const finish = new Array<number>(jobs.length).fill(NaN);
-  if (policy === 'FIFO') {
-    let t = -Infinity;
-    for (const i of order) {
-      t = Math.max(t, jobs[i].arrivalMs) + jobs[i].iterations * jobs[i].iterationMs;
-      finish[i] = t;
-    }
-  } else {
-    const left = jobs.map((j) => j.iterations);
-    let t = Math.min(...jobs.map((j) => j.arrivalMs));
-    let remaining = jobs.length;
-    while (remaining > 0) {
-      const ready = order.filter((i) => jobs[i].arrivalMs <= t && left[i] > 0);
-      if (ready.length === 0) {
-        t = Math.min(...order.filter((i) => left[i] > 0).map((i) => jobs[i].arrivalMs));
-        continue;
-      }
-      // Least remaining time; ties to the earlier arrival (ready is in arrival order).
-      let best = ready[0];
-      for (const i of ready) if (left[i] * jobs[i].iterationMs < left[best] * jobs[best].iterationMs) best = i;
-      t += jobs[best].iterationMs;
-      left[best] -= 1;
-      if (left[best] === 0) {
-        finish[best] = t;
-        remaining -= 1;
-      }
-    }
-  }
-  return jobs.map((j, i) => finish[i] - j.arrivalMs);
+/**
+ * Per-job completion times (ms after arrival) on one lane with no overhead, decided by
+ * the service's own scheduler and policy through the simulator (core/sim): FIFO runs
+ * each job to its end, SRTF switches at iteration boundaries on its measured estimates.
+ */
+export function simulateLane(jobs: readonly SimJob[], policy: 'FIFO' | 'SRTF'): number[] {
+  const trace = jobs.map((job, i): SimTraceJob => ({
+    name: `job-${i + 1}`, arrivalS: job.arrivalMs / 1000, iterations: job.iterations, iterationMs: job.iterationMs,
+    persistentBytes: 0, ephemeralBytes: 0, priority: 0, gapMs: 0,
+  }));
+  return simulate(trace, { policy }).jobs.map((job) => job.jctMs!);
 }
 
-/** Ideal-lane FIFO/SRTF ratio of avg JCT for a trace with a uniform iteration time. */
+/** Ideal-lane (simulated, no overhead) FIFO/SRTF ratio of avg JCT for a trace with a uniform iteration time. */
 export function idealRatio(trace: readonly TraceJob[], iterationMs: number): number {
   const sim = trace.map((job) => ({ arrivalMs: job.arrivalMs, iterations: job.iterations, iterationMs }));
-  return mean(simulate(sim, 'FIFO')) / mean(simulate(sim, 'SRTF'));
+  return mean(simulateLane(sim, 'FIFO')) / mean(simulateLane(sim, 'SRTF'));
 }
 
 /**
@@ -231,8 +213,8 @@ async function runTrace(trace: readonly TraceJob[], policy: 'FIFO' | 'SRTF', rep
     const iterationTimes = jobs.flatMap((j) => (j.avgIterationMs === null ? [] : [j.avgIterationMs]));
     const fallbackIterationMs = median(iterationTimes);
     const sim = trace.map((job, i) => ({ arrivalMs: job.arrivalMs, iterations: job.iterations, iterationMs: jobs[i].avgIterationMs ?? fallbackIterationMs }));
-    const simFifo = mean(simulate(sim, 'FIFO'));
-    const simSrtf = mean(simulate(sim, 'SRTF'));
+    const simFifo = mean(simulateLane(sim, 'FIFO'));
+    const simSrtf = mean(simulateLane(sim, 'SRTF'));
     const avgJctByClassMs = Object.fromEntries(CLASS_NAMES
       .map((cls) => [cls, jobs.filter((j) => j.cls === cls).map((j) => j.jctMs)] as const)
       .filter(([, values]) => values.length > 0)
