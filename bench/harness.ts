@@ -138,7 +138,7 @@ export async function startService(serveArgs: readonly string[] = []): Promise<B
   mkdirSync(runtimeDir, { mode: 0o700 });
   const socketPath = join(runtimeDir, 'salus.sock');
   const env = childEnv(runtimeDir, { SALUS_SOCKET: socketPath });
-  const child = spawn(process.execPath, [SALUS_BIN, 'serve', '--socket', socketPath, '--jobs-dir', join(dir, 'jobs'), ...serveArgs], {
+  const child = spawn(process.execPath, [SALUS_BIN, 'serve', '--socket', socketPath, '--jobs-dir', join(dir, 'jobs'), '--data-dir', join(dir, 'data'), ...serveArgs], {
     cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

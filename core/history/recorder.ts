@@ -72,7 +72,7 @@ export class HistoryRecorder implements ServiceHistory {
   }
 
   list(filter: HistoryFilter): HistoryEntry[] {
-    const entries = this.store.list(filter, this.runId);
+    const entries = this.store.list(filter, this.serviceKey, this.runId);
     const live = new Map((this.service?.jobInfos() ?? []).filter((job) => !job.fromEarlierRun).map((job) => [job.id, job]));
     return entries.map((entry) => {
       const now = entry.runId === this.runId ? live.get(entry.id) : undefined;

@@ -197,10 +197,10 @@ export class HistoryStore {
     return row ? row.output : null;
   }
 
-  /** `salus history`: newest first. */
-  list(filter: HistoryFilter, currentRunId: number | null): HistoryEntry[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
+  /** `salus history`: this service's jobs of every run, newest first. */
+  list(filter: HistoryFilter, service: string, currentRunId: number | null): HistoryEntry[] {
+    const where = ['runId IN (SELECT runId FROM runs WHERE service = ?)'];
+    const params: unknown[] = [service];
     if (filter.states?.length) {
       where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
       params.push(...filter.states);
@@ -214,7 +214,7 @@ export class HistoryStore {
       params.push(filter.sinceMs);
     }
     const sql = `SELECT runId, id, state, lost, spec, info, series, output FROM jobs
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY submittedAt DESC, runId DESC, number DESC LIMIT ?`;
+      WHERE ${where.join(' AND ')} ORDER BY submittedAt DESC, runId DESC, number DESC LIMIT ?`;
     const rows = this.db.prepare(sql).all(...params, filter.limit ?? HISTORY_DEFAULT_LIMIT) as JobRow[];
     const changes = this.db.prepare('SELECT at, state, message FROM stateChanges WHERE runId = ? AND jobId = ? ORDER BY seq');
     return rows.map((row) => ({

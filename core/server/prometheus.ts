@@ -12,7 +12,7 @@
  * scrape with `honor_labels: true` to keep ours (else it becomes `exported_job`).
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { JobInfo, LaneInfo } from '../protocol/state.js';
+import type { JobInfo, LaneInfo, ServiceSnapshot } from '../protocol/state.js';
 import type { SalusService } from './service.js';
 import { IterationHistogram } from './iterationHistogram.js';
 
@@ -34,12 +34,18 @@ function jobLabels(job: JobInfo): Record<(typeof JOB_LABELS)[number], string> {
   return { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state };
 }
 
+/** The service's snapshot without the jobs of its earlier runs (its history): they are not this process's to count. */
+function thisRunSnapshot(service: SalusService): ServiceSnapshot {
+  const snapshot = service.snapshot();
+  return { ...snapshot, jobs: snapshot.jobs.filter((job) => !job.fromEarlierRun) };
+}
+
 /** Registers every series for `service` in a registry of its own, with Node's process metrics as `salus_process_*`/`salus_nodejs_*`. */
 export function createServiceMetrics(service: SalusService): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'salus_' });
   // Read once per scrape (in `text`), so that every series of one scrape agrees.
-  let snapshot = service.snapshot();
+  let snapshot = thisRunSnapshot(service);
 
   const gpu = (name: string, help: string, read: () => number) => new Gauge({
     name, help, labelNames: ['gpu'], registers: [registry],
@@ -126,7 +132,7 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
     registry,
     contentType: registry.contentType,
     text: () => {
-      snapshot = service.snapshot();
+      snapshot = thisRunSnapshot(service);
       return registry.metrics();
     },
     dispose: () => {

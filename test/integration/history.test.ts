@@ -205,7 +205,7 @@ describe('the history store under SIGKILL', () => {
     const { HistoryStore } = await import(storeUrl);
     const store = HistoryStore.open(dir);
     expect(store.integrityOk()).toBe(true);
-    const kept = new Map((store.list({ limit: 100_000 }, null) as any[]).map((e) => [e.id, e]));
+    const kept = new Map((store.list({ limit: 100_000 }, 's', null) as any[]).map((e) => [e.id, e]));
     for (const n of committed) expect(kept.get(`job-${n}`)?.state, `job-${n}`).toBe('done');
     expect(store.output('s', `job-${committed.at(-1)}`)).toBe(`${'x'.repeat(20000)}${committed.at(-1)}`);
     // Past the last printed one, at most the write in flight: whole (queued, or done) or not at all.

@@ -61,11 +61,11 @@ describe('HistoryStore', () => {
     expect(earlier[1].finishedAt).toBe(2500);
     expect(again.output(SERVICE, 'job-1')).toBe('hello\n');
 
-    const [done] = again.list({ name: 'name-job-1' }, run2);
+    const [done] = again.list({ name: 'name-job-1' }, SERVICE, run2);
     expect(done).toMatchObject({ id: 'job-1', state: 'done', lost: false, fromEarlierRun: true, avgIterationMs: 12.5, spec: { name: 'a', hints: { iterations: 5 } } });
     expect(done.stateChanges.map((c) => c.state)).toEqual(['queued', 'done']);
     expect(done.iterationSeries).toEqual([{ at: 1500, itersDone: 2, attainedMs: 25 }]);
-    const [gone] = again.list({ name: 'name-job-2' }, run2);
+    const [gone] = again.list({ name: 'name-job-2' }, SERVICE, run2);
     expect(gone.lost).toBe(true);
     expect(gone.stateChanges.map((c) => c.state)).toEqual(['queued', 'running', 'failed']);
     // A second start finds nothing more to mark.
@@ -92,7 +92,9 @@ describe('HistoryStore', () => {
       store.insertJob(run, i + 1, info(`job-${i + 1}`, 'queued', 1000 * (i + 1), { name: i % 2 ? `sweep-${i}` : `train-${i}` }), spec('x'));
       store.updateJob(run, info(`job-${i + 1}`, state, 1000 * (i + 1), { name: i % 2 ? `sweep-${i}` : `train-${i}`, finishedAt: 1000 * (i + 1) + 500 }));
     });
-    const ids = (filter: Parameters<HistoryStore['list']>[0]) => store.list(filter, run).map((e) => e.id);
+    // Another service (socket) keeps its own jobs in the same file; they are not this one's history.
+    store.insertJob(store.beginRun('/run/test/desktop.sock', 9, '0.1.0', 0), 9, info('job-9', 'done', 9000, { name: 'train-9' }), spec('x'));
+    const ids = (filter: Parameters<HistoryStore['list']>[0]) => store.list(filter, SERVICE, run).map((e) => e.id);
     expect(ids({})).toEqual(['job-5', 'job-4', 'job-3', 'job-2', 'job-1']);
     expect(ids({ states: ['done'] })).toEqual(['job-5', 'job-4', 'job-1']);
     expect(ids({ states: ['failed', 'killed'] })).toEqual(['job-3', 'job-2']);
@@ -100,7 +102,7 @@ describe('HistoryStore', () => {
     expect(ids({ name: 'SWEEP-*' })).toEqual([]);
     expect(ids({ sinceMs: 3000 })).toEqual(['job-5', 'job-4', 'job-3']);
     expect(ids({ states: ['done'], sinceMs: 3000, limit: 1 })).toEqual(['job-5']);
-    expect(store.list({}, run)[0].fromEarlierRun).toBe(false);
+    expect(store.list({}, SERVICE, run)[0].fromEarlierRun).toBe(false);
     store.close();
   });
 
@@ -109,9 +111,9 @@ describe('HistoryStore', () => {
     const run = store.beginRun(SERVICE, 1, '0.1.0', 0);
     for (let n = 1; n <= 10; n++) store.insertJob(run, n, info(`job-${n}`, 'queued', n * 1000), spec('x'));
     expect(store.prune({ maxJobs: 6, maxAgeMs: 1e12 }, 20_000)).toBe(4);
-    expect(store.list({ limit: 100 }, run).map((e) => e.id).at(-1)).toBe('job-5');
+    expect(store.list({ limit: 100 }, SERVICE, run).map((e) => e.id).at(-1)).toBe('job-5');
     expect(store.prune({ maxJobs: 100, maxAgeMs: 12_000 }, 20_000)).toBe(3); // submitted before 8000
-    expect(store.list({ limit: 100 }, run).map((e) => e.id)).toEqual(['job-10', 'job-9', 'job-8']);
+    expect(store.list({ limit: 100 }, SERVICE, run).map((e) => e.id)).toEqual(['job-10', 'job-9', 'job-8']);
     store.close();
   });
 
