@@ -4,7 +4,7 @@
  * saying what to do and exits non-zero.
  */
 import { parseArgs } from 'node:util';
-import { findServiceSocket, resolveSocketPath } from '../platform/socketPath.js';
+import { findServiceSocket, isListening, resolveSocketPath } from '../platform/socketPath.js';
 import { ServiceConnection } from '../client/connection.js';
 import { runJob } from '../client/run.js';
 import { parseSize } from '../memory/size.js';
@@ -16,6 +16,8 @@ import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
 import { formatHistory, historyFilter } from './history.js';
+import { readHistoryOffline } from '../history/offline.js';
+import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 
@@ -31,8 +33,9 @@ const USAGE = `usage: salus <command> [options]
         [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
                           run FILE (an ES module) as a job on the service
   jobs [--json]           the job table (with the newest jobs of earlier runs)
-  history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N]
-                          recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d)
+  history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N] [--data-dir DIR]
+                          recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d);
+                          with no service running, read from the data folder
   logs ID [--follow]      a job's output (stdout and stderr), live with --follow
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
@@ -132,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({
         args: rest, options: {
           json: { type: 'boolean' }, socket: { type: 'string' }, state: { type: 'string', multiple: true },
-          name: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' },
+          name: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, 'data-dir': { type: 'string' },
         },
       });
       let filter;
@@ -141,7 +144,15 @@ async function main(argv: string[]): Promise<number> {
       } catch (error) {
         throw new UsageError((error as Error).message);
       }
-      print(Boolean(values.json), await control<HistoryEntry[]>(values.socket, 'history', filter), formatHistory);
+      const socket = await findServiceSocket(values.socket);
+      if (await isListening(socket)) {
+        print(Boolean(values.json), await control<HistoryEntry[]>(values.socket, 'history', filter), formatHistory);
+        return 0;
+      }
+      // No service: read its data folder (every service's jobs there), as a crashed one left it.
+      const dataDir = resolveDataDir(values['data-dir']);
+      process.stderr.write(`salus: no service is running; the history in ${dataDir}:\n`);
+      print(Boolean(values.json), readHistoryOffline(dataDir, filter), formatHistory);
       return 0;
     }
     case 'logs': {

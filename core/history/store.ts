@@ -197,10 +197,10 @@ export class HistoryStore {
     return row ? row.output : null;
   }
 
-  /** `salus history`: this service's jobs of every run, newest first. */
-  list(filter: HistoryFilter, service: string, currentRunId: number | null): HistoryEntry[] {
-    const where = ['runId IN (SELECT runId FROM runs WHERE service = ?)'];
-    const params: unknown[] = [service];
+  /** `salus history`: this service's jobs (every service's, for null) of every run, newest first. */
+  list(filter: HistoryFilter, service: string | null, currentRunId: number | null): HistoryEntry[] {
+    const where = service === null ? ['1'] : ['runId IN (SELECT runId FROM runs WHERE service = ?)'];
+    const params: unknown[] = service === null ? [] : [service];
     if (filter.states?.length) {
       where.push(`state IN (${filter.states.map(() => '?').join(', ')})`);
       params.push(...filter.states);
@@ -226,6 +226,11 @@ export class HistoryStore {
       stateChanges: changes.all(row.runId, row.id) as HistoryStateChange[],
       iterationSeries: JSON.parse(row.series) as IterationSample[],
     }));
+  }
+
+  /** Every run: which service, its process, and whether it stopped cleanly. */
+  runs(): Array<{ runId: number; service: string; pid: number; stoppedAt: number | null }> {
+    return this.db.prepare('SELECT runId, service, pid, stoppedAt FROM runs ORDER BY runId').all() as Array<{ runId: number; service: string; pid: number; stoppedAt: number | null }>;
   }
 
   // ---- launches -----------------------------------------------------------

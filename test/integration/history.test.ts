@@ -129,6 +129,13 @@ describe('job history across restarts', () => {
     await stream;
     await long.done;
 
+    // With no service running, `salus history` reads the data folder as the kill left it.
+    const offline = await first.cli(['history', '--json', '--limit', '1000', '--data-dir', join(first.dir, 'data')]);
+    expect(offline.stderr).toMatch(/no service is running; the history in .*data:/);
+    const left = new Map((JSON.parse(offline.stdout) as any[]).map((e) => [e.id, e]));
+    for (const job of done) expect(left.get(job.id), job.id).toMatchObject({ state: 'done' });
+    expect(left.get(running.id)).toMatchObject({ state: 'failed', lost: true, error: 'lost with the service: it is no longer running (last recorded running)' });
+
     const second = await serve(['--memory', '512MiB'], first.dir);
     const after = new Map((await second.json<any[]>(['history', '--limit', '1000'])).map((e) => [e.id, e]));
     for (const job of done) {
