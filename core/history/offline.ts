@@ -9,16 +9,7 @@ import type { HistoryEntry, HistoryFilter } from '../protocol/history.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { HISTORY_FILE_NAME } from './dataDir.js';
 import { HistoryStore } from './store.js';
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { isProcessAlive } from '../platform/processAlive.js';
 
 /** The recorded jobs in `dataDir` that match, newest first; throws saying so when it holds no history. */
 export function readHistoryOffline(dataDir: string, filter: HistoryFilter): HistoryEntry[] {
@@ -27,7 +18,7 @@ export function readHistoryOffline(dataDir: string, filter: HistoryFilter): Hist
   }
   const store = HistoryStore.open(dataDir);
   try {
-    const over = new Set(store.runs().filter((run) => run.stoppedAt !== null || !processAlive(run.pid)).map((run) => run.runId));
+    const over = new Set(store.runs().filter((run) => run.stoppedAt !== null || !isProcessAlive(run.pid)).map((run) => run.runId));
     return store.list(filter, null, null).map((entry) => {
       if (FINAL_STATES.includes(entry.state) || !over.has(entry.runId)) return entry;
       return { ...entry, state: 'failed', lost: true, lane: null, error: `lost with the service: it is no longer running (last recorded ${entry.state})` };

@@ -8,6 +8,7 @@
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATA_CHUNK_BYTES } from '../protocol/commands.js';
+import { isProcessAlive } from './processAlive.js';
 
 /** Payloads at least this big go through the bulk channel when one exists. */
 export const BULK_MIN_BYTES = 1024 * 1024;
@@ -28,7 +29,7 @@ export function prepareBulkDir(): string | null {
     const stat = lstatSync(root);
     if (!stat.isDirectory() || stat.uid !== uid || (stat.mode & 0o077) !== 0) return null;
     for (const name of readdirSync(root)) {
-      if (/^\d+$/.test(name) && !isAlive(Number(name))) rmSync(join(root, name), { recursive: true, force: true });
+      if (/^\d+$/.test(name) && !isProcessAlive(Number(name))) rmSync(join(root, name), { recursive: true, force: true });
     }
     const dir = join(root, String(process.pid));
     mkdirSync(dir, { mode: 0o700, recursive: true });
@@ -41,15 +42,6 @@ export function prepareBulkDir(): string | null {
 /** Removes the service's bulk folder (at shutdown). */
 export function removeBulkDir(dir: string | null): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Removes the files a job left in the bulk folder (names start with `${prefix}-`). */
