@@ -4,7 +4,7 @@
  * Real processes (the script, `salus serve`), a real HTTP server and WebSocket.
  * `--no-build` keeps it fast: the build step is covered by startSupport's unit test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,5 +119,29 @@ describe('npm start without a window', () => {
     const entry = await start({ DISPLAY: ':99', ELECTRON_OVERRIDE_DIST_PATH: join(tmpdir(), 'salus-no-electron-here'), ELECTRON_SKIP_BINARY_DOWNLOAD: '1' });
     expect(entry.output()).toContain("salus: not opening a window: Electron's binary is not installed ($ELECTRON_SKIP_BINARY_DOWNLOAD is set)");
     expect((await fetch(new URL(`/api/policy?token=${entry.url.searchParams.get('token')}`, entry.url))).status).toBe(200);
+  });
+});
+
+// A Vulkan loader pointed at a driver that does not exist stands for a machine with neither a GPU
+// driver nor SwiftShader (the service then does not look for SwiftShader either).
+describe.runIf(process.platform === 'linux')('a machine without any GPU', () => {
+  const noGpu = { ...process.env, VK_ICD_FILENAMES: join(tmpdir(), 'no-such-vulkan-driver.json') };
+  const INSTALL = 'sudo apt-get install chromium libvulkan1';
+
+  it('npm start prints the one command that installs a software GPU, not a Vulkan error', () => {
+    const env: NodeJS.ProcessEnv = { ...noGpu };
+    delete env.DISPLAY;
+    const result = spawnSync(process.execPath, [join(ROOT, 'build', 'start.mjs'), '--no-build', '--headless', '--http', '127.0.0.1:0'], { env, encoding: 'utf8', timeout: 30_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`\n    ${INSTALL}\n`);
+    expect(result.stdout + result.stderr).not.toMatch(/vkCreateInstance|VK_ERROR|loader_get_json/);
+  });
+
+  it("npm test's machine check says the same before any test runs", () => {
+    const result = spawnSync(process.execPath, [join(ROOT, 'build', 'checkTestMachine.mjs')], { env: noGpu, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^npm test: this machine cannot run the tests yet/);
+    expect(result.stderr).toContain(`\n    ${INSTALL}\n`);
+    expect(result.stderr).not.toMatch(/vkCreateInstance|VK_ERROR/);
   });
 });
