@@ -428,6 +428,11 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   beginComputePass: 'computePass', finish: 'commandBuffer',
 };
 
+/** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */
+export function createdKind(op: string): EntryKind | undefined {
+  return Object.hasOwn(CREATES, op) ? CREATES[op as CommandOp] : undefined;
+}
+
 /**
  * Replays one command. Returns the GPU error our own checks raised, if any
  * (Dawn's own errors are caught by the segment's real error scopes).

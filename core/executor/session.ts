@@ -10,7 +10,7 @@ import { describeZodError } from '../protocol/messages.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable, type DeviceConfig } from './objects.js';
-import { replay, type ReplayContext } from './replay.js';
+import { createdKind, replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { ReplayError } from './objects.js';
@@ -37,7 +37,7 @@ export interface SessionHost {
 /** A batch as validated on arrival: its well-formed commands, and what was wrong with the others. */
 interface ParsedBatch {
   cmds: Command[];
-  malformed: { message: string; id?: number; rid?: number }[];
+  malformed: { message: string; op?: string; id?: number; rid?: number }[];
 }
 
 /** One of the job's devices: its own error scopes and its own features and limits. */
@@ -344,6 +344,7 @@ export class Session {
       const rid = (raw as { rid?: unknown })?.rid;
       batch.malformed.push({
         message: `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`,
+        op: typeof op === 'string' ? op : undefined,
         id: typeof id === 'number' ? id : undefined,
         rid: typeof rid === 'number' ? rid : undefined,
       });
@@ -351,12 +352,17 @@ export class Session {
     return batch;
   }
 
-  /** Reports a batch's malformed commands, in its turn: each is a validation error for the job, its id invalid. */
+  /**
+   * Reports a batch's malformed commands, in its turn: each is a validation error for the job, and
+   * the object a malformed creating command would have made is invalid (so its uses say why). The id
+   * of any other command names an existing object (a writeBuffer's buffer) and is left alone.
+   */
   private reportMalformed(malformed: ParsedBatch['malformed']): void {
-    for (const { message, id, rid } of malformed) {
+    for (const { message, op, id, rid } of malformed) {
       this.host.log(message);
       this.host.uncaptured({ type: 'validation', message }, this.current.id);
-      if (id !== undefined && !this.table.has(id)) this.table.invalidate(id, 'buffer', message);
+      const kind = op === undefined ? undefined : createdKind(op);
+      if (id !== undefined && kind !== undefined && !this.table.has(id)) this.table.invalidate(id, kind, message);
       if (rid !== undefined) this.host.replyError(rid, message);
     }
   }

@@ -47,17 +47,22 @@ export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []
   return [head, ...payload.filter((p) => p.byteLength > 0)];
 }
 
+/** The first buffer for a frame that spans chunks; it doubles as more arrives. */
+const FIRST_PARTIAL_BYTES = 64 * 1024;
+
 /**
  * Incremental decoder: feed it chunks as they arrive, get whole frames back.
  * A frame arriving in one chunk is returned as views into that chunk (no copy).
- * A frame spanning chunks is copied, as its chunks arrive, into one allocation of
- * its exact size, so a large upload holds no list of socket reads and is copied once.
+ * A frame spanning chunks is copied, as its chunks arrive, into one buffer that
+ * grows (doubling) with what has arrived, so a large upload holds no list of
+ * socket reads, and a peer that declares a large frame and sends little makes
+ * the decoder hold little: memory follows bytes received, never a length prefix.
  */
 export class FrameDecoder {
   private chunks: Uint8Array[] = [];
   private bufferedBytes = 0;
-  /** The frame being assembled: its whole bytes, and how many have arrived. */
-  private partial: { bytes: Uint8Array; filled: number } | null = null;
+  /** The frame being assembled: a buffer for its first `filled` bytes (room to grow), and its whole size. */
+  private partial: { bytes: Uint8Array; filled: number; frameBytes: number } | null = null;
 
   /** `maxFrameBytes` may be raised later (e.g. once a peer is known); frames past it throw FrameError. */
   constructor(public maxFrameBytes = MAX_FRAME_BYTES) {}
@@ -67,17 +72,27 @@ export class FrameDecoder {
     return this.bufferedBytes + (this.partial?.filled ?? 0);
   }
 
+  /** Memory the decoder holds for them: at most about twice `pendingBytes`, whatever a length prefix declared. */
+  get heldBytes(): number {
+    return this.bufferedBytes + (this.partial?.bytes.byteLength ?? 0);
+  }
+
   /** Adds a chunk; returns the frames it completed. Throws FrameError on an impossible length. */
   push(chunk: Uint8Array): Frame[] {
     const frames: Frame[] = [];
     if (this.partial) {
-      const { bytes } = this.partial;
-      const n = Math.min(chunk.byteLength, bytes.byteLength - this.partial.filled);
-      bytes.set(chunk.subarray(0, n), this.partial.filled);
-      this.partial.filled += n;
-      if (this.partial.filled < bytes.byteLength) return frames;
+      const partial = this.partial;
+      const n = Math.min(chunk.byteLength, partial.frameBytes - partial.filled);
+      if (partial.filled + n > partial.bytes.byteLength) {
+        const grown = new Uint8Array(Math.min(partial.frameBytes, Math.max(partial.filled + n, partial.bytes.byteLength * 2)));
+        grown.set(partial.bytes.subarray(0, partial.filled));
+        partial.bytes = grown;
+      }
+      partial.bytes.set(chunk.subarray(0, n), partial.filled);
+      partial.filled += n;
+      if (partial.filled < partial.frameBytes) return frames;
       this.partial = null;
-      frames.push(toFrame(bytes));
+      frames.push(toFrame(partial.bytes));
       chunk = chunk.subarray(n);
     }
     if (chunk.byteLength > 0) {
@@ -99,10 +114,10 @@ export class FrameDecoder {
       const frameBytes = bodyBytes + 4;
       if (this.bufferedBytes < frameBytes) {
         // Start assembling: everything buffered belongs to this frame.
-        const bytes = new Uint8Array(frameBytes);
         const filled = this.bufferedBytes;
+        const bytes = new Uint8Array(Math.min(frameBytes, Math.max(2 * filled, FIRST_PARTIAL_BYTES)));
         bytes.set(this.take(filled));
-        this.partial = { bytes, filled };
+        this.partial = { bytes, filled, frameBytes };
         break;
       }
       frames.push(toFrame(this.take(frameBytes)));

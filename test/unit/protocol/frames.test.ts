@@ -44,6 +44,27 @@ describe('frames', () => {
     expect(frames[1].header).toEqual({ ok: true });
   });
 
+  it('holds memory for the bytes that arrived, not for what a length prefix declares', () => {
+    const MiB = 1 << 20;
+    const payload = new Uint8Array(200 * MiB);
+    for (let i = 0; i < payload.byteLength; i += 4096) payload[i] = (i / 4096) & 0xff;
+    const bytes = concat(encodeFrame({ t: 'big' }, [payload]));
+    const decoder = new FrameDecoder();
+    expect(decoder.push(bytes.subarray(0, 100 * 1024))).toEqual([]);
+    expect(decoder.heldBytes).toBeLessThanOrEqual(256 * 1024);
+    const frames = [];
+    let peakRatio = 0;
+    for (let at = 100 * 1024; at < bytes.byteLength; at += 3 * MiB + 17) {
+      frames.push(...decoder.push(bytes.subarray(at, Math.min(bytes.byteLength, at + 3 * MiB + 17))));
+      if (decoder.pendingBytes > 0) peakRatio = Math.max(peakRatio, decoder.heldBytes / decoder.pendingBytes);
+    }
+    expect(peakRatio).toBeLessThanOrEqual(2.1);
+    expect(frames).toHaveLength(1);
+    expect(frames[0].header).toEqual({ t: 'big' });
+    expect(Buffer.compare(frames[0].payload, payload)).toBe(0);
+    expect(decoder.heldBytes).toBe(0);
+  });
+
   it('throws FrameError on a length past the limit or a header longer than its frame', () => {
     const big = new Uint8Array(8);
     new DataView(big.buffer).setUint32(0, 1024, true);
