@@ -7,14 +7,16 @@
  * plain Node — the one bundled with the app, `$SALUS_NODE`, or `node` on PATH.
  * The service is ready when it prints `salus: listening on PATH`. When it dies
  * it is started again after a backoff that doubles with each failure in a row
- * (a run of `stableAfterMs` resets the streak); every change is a `status`
- * event carrying a `ServiceStatus`.
+ * (a run of `stableAfterMs` resets the streak), except when it exits with
+ * EXIT_NO_GPU: then it stays stopped, its status saying what to install. Every
+ * change is a `status` event carrying a `ServiceStatus`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ServiceStatus } from './desktopApi.js';
+import { EXIT_NO_GPU } from '../core/protocol/exitCodes.js';
 
 /** The app's own socket: where clients find it when no headless service runs (core/platform/socketPath.ts). */
 export { desktopSocketPath } from '../core/platform/socketPath.js';
@@ -185,6 +187,14 @@ export class ServiceSupervisor extends EventEmitter {
     this.readyTimer = null;
     if (this.stopping) {
       this.update({ state: 'stopped', pid: null, restartInMs: null, message: 'the Salus service was stopped' });
+      return;
+    }
+    if (code === EXIT_NO_GPU) {
+      // Restarting cannot help. The service's last message (from its last `salus:` line on; Dawn's
+      // Vulkan warnings come before it) says what to install.
+      const from = this.tail.findLastIndex((line) => line.startsWith('salus:'));
+      const words = this.tail.slice(Math.max(0, from)).map((line) => line.trim()).filter(Boolean).join(' ');
+      this.update({ state: 'stopped', pid: null, restartInMs: null, message: `the Salus service found no GPU: ${words}` });
       return;
     }
     const ranMs = Date.now() - this.startedAt;

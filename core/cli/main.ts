@@ -231,6 +231,7 @@ main(process.argv.slice(2)).then(
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       fail(`${error.message.startsWith('salus') ? error.message : `salus: ${error.message}`}\n\n${USAGE}`, 2);
     }
-    fail(error.message.startsWith('salus:') ? error.message : `salus: ${error.message}`);
+    // Some failures have an exit code of their own (no GPU: 4), for a supervisor to tell them apart.
+    fail(error.message.startsWith('salus:') ? error.message : `salus: ${error.message}`, (error as { exitCode?: number }).exitCode ?? 1);
   },
 );

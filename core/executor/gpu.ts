@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 import type { GpuInfo } from '../protocol/state.js';
+import { EXIT_NO_GPU } from '../protocol/exitCodes.js';
 
 /** Where Debian's and Ubuntu's Chromium packages put SwiftShader's Vulkan ICD. */
 export const SWIFTSHADER_ICD_PATHS = [
@@ -16,6 +17,11 @@ export const SWIFTSHADER_ICD_PATHS = [
 
 /** The one command that installs a software GPU (SwiftShader, with the Vulkan loader) on Debian and Ubuntu. */
 export const SOFTWARE_GPU_INSTALL_COMMAND = 'sudo apt-get install chromium libvulkan1';
+
+/** No WebGPU adapter at all; the message says what to install. `exitCode` is EXIT_NO_GPU. */
+export class NoGpuError extends Error {
+  readonly exitCode = EXIT_NO_GPU;
+}
 
 /** What to do when no adapter exists: the install command on Linux, a driver elsewhere. */
 export function noAdapterMessage(platform: NodeJS.Platform = process.platform): string {
@@ -128,7 +134,7 @@ export async function openAdapter(options: GpuOptions = {}): Promise<{ adapter: 
     }
   }
   if (!adapter) {
-    throw new Error(noAdapterMessage());
+    throw new NoGpuError(noAdapterMessage());
   }
   return { adapter, backend: options.backend ?? (process.platform === 'darwin' ? 'metal' : process.platform === 'win32' ? 'd3d12' : 'vulkan') };
 }

@@ -8,6 +8,7 @@ import type { ServiceStatus } from '../../../electron/desktopApi.js';
 import {
   desktopSocketPath, resolveNodeBinary, serviceArguments, serviceCliPath, serviceEnvironment, ServiceSupervisor, type SupervisorOptions,
 } from '../../../electron/serviceSupervisor.js';
+import { requireBuild, SALUS_BIN } from '../../helpers/service.js';
 
 let dir: string;
 const supervisors: ServiceSupervisor[] = [];
@@ -64,6 +65,20 @@ describe('ServiceSupervisor', () => {
     expect(statuses[1].message).toBe(`the Salus service is listening on ${join(dir, 'svc.sock')}`);
     expect(statuses[3]).toMatchObject({ state: 'starting', restarts: 1 });
     expect(statuses[3].pid).not.toBe(statuses[0].pid);
+  });
+
+  it('leaves a service that found no GPU stopped, saying what to install, instead of restarting it', async () => {
+    requireBuild();
+    // The real `salus serve`, its Vulkan loader pointed at a driver that does not exist: no GPU, no SwiftShader.
+    const { supervisor, statuses } = supervise(SALUS_BIN, {
+      args: () => [SALUS_BIN, 'serve', '--socket', join(dir, 'nogpu.sock')],
+      env: { ...process.env, VK_ICD_FILENAMES: join(dir, 'no-such-driver.json') },
+    });
+    supervisor.start();
+    const stopped = await until(() => statuses.find((s) => s.state === 'stopped'), 30_000);
+    expect(stopped.message).toMatch(/^the Salus service found no GPU: salus: no GPU driver and no software GPU found\. .* sudo apt-get install chromium libvulkan1$/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(statuses.map((s) => s.state)).toEqual(['starting', 'stopped']);
   });
 
   it('doubles the backoff for failures in a row, up to the cap', async () => {
