@@ -29,6 +29,8 @@ export interface SuiteRun {
   /** False when the file has no summary line: the job died before the suite ended. */
   complete: boolean;
   durationMs: number | null;
+  /** How many times TF.js asked for an adapter (once per backend it created). */
+  adaptersRequested: number | null;
 }
 
 /** A spec whose outcome differs between the two runs ('missing': not reached). */
@@ -59,10 +61,10 @@ export function readSuiteRun(path: string): SuiteRun {
   } catch {
     // The job never started writing.
   }
-  const run: SuiteRun = { specs: new Map(), suiteErrors: [], counts: { passed: 0, failed: 0, pending: 0 }, complete: false, durationMs: null };
+  const run: SuiteRun = { specs: new Map(), suiteErrors: [], counts: { passed: 0, failed: 0, pending: 0 }, complete: false, durationMs: null, adaptersRequested: null };
   for (const line of text.split('\n')) {
     if (!line.startsWith('{')) continue;
-    const record = JSON.parse(line) as { spec?: SpecResult; suiteError?: { name: string; message: string }; summary?: { durationMs: number } };
+    const record = JSON.parse(line) as { spec?: SpecResult; suiteError?: { name: string; message: string }; summary?: { durationMs: number; adaptersRequested?: number } };
     if (record.spec) {
       run.specs.set(record.spec.name, record.spec);
       run.counts[record.spec.status]++;
@@ -71,6 +73,7 @@ export function readSuiteRun(path: string): SuiteRun {
     } else if (record.summary) {
       run.complete = true;
       run.durationMs = record.summary.durationMs;
+      run.adaptersRequested = record.summary.adaptersRequested ?? null;
     }
   }
   return run;

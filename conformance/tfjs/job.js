@@ -12,11 +12,12 @@
  *   --files GLOBS    only these test files, comma-separated globs over the
  *                    paths in tfjs-core's dist/tests.js, e.g. 'ops/conv2d*,ops/mat_mul*'
  *   --out FILE       where to write the per-spec results (JSON lines; see below)
+ *   --spec-timeout-ms N  jasmine's timeout per spec (default 20000, as tfjs-core sets it)
  *
  * Appends to --out, as each spec ends, `{"spec": {name, status, message?,
  * durationMs}}` (status: passed, failed or pending; message: the first
  * failure), `{"suiteError": {name, message}}` for a failing beforeAll/afterAll,
- * and last `{"summary": {counts, durationMs, ...}}`; a file without the
+ * and last `{"summary": {counts, adaptersRequested, durationMs, ...}}`; a file without the
  * summary line is a run that died on the way. Prints the summary as one line
  * `{"tfjsSuiteSummary": {...}}`. Exits 0 once the suite ran, whatever its specs
  * did; non-zero if it could not run.
@@ -27,14 +28,20 @@ import { createRequire, register } from 'node:module';
 const require = createRequire(import.meta.url);
 const started = performance.now();
 
+function positive(flag, value) {
+  if (!(Number(value) > 0)) throw new Error(`tfjs suite: ${flag} needs a positive number, not ${value}`);
+  return Number(value);
+}
+
 function parseArgs(argv) {
-  const options = { filter: null, files: null, out: null };
+  const options = { filter: null, files: null, out: null, specTimeoutMs: 20_000 };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`tfjs suite: ${flag} needs a value`);
     if (flag === '--filter') options.filter = new RegExp(value);
     else if (flag === '--files') options.files = value.split(',').filter(Boolean);
     else if (flag === '--out') options.out = value;
+    else if (flag === '--spec-timeout-ms') options.specTimeoutMs = positive(flag, value);
     else throw new Error(`tfjs suite: unknown argument ${flag}`);
   }
   return options;
@@ -96,10 +103,18 @@ if (files.length === 0) throw new Error(`tfjs suite: no test file matches ${opti
 // TF.js's ES module build, loaded as its bundler would (see loader.js).
 register('./loader.js', import.meta.url);
 
+// Counted, not changed: TF.js asks for a new adapter each time it re-creates its backend (every test file).
+let adaptersRequested = 0;
+const requestAdapter = navigator.gpu.requestAdapter.bind(navigator.gpu);
+navigator.gpu.requestAdapter = (options) => {
+  adaptersRequested++;
+  return requestAdapter(options);
+};
+
 // Jasmine's globals (describe, it, expect, jasmine), as the `jasmine` runner sets them.
 const jasmineRequire = require('jasmine-core');
 const jasmine = jasmineRequire.boot(jasmineRequire);
-jasmine.DEFAULT_TIMEOUT_INTERVAL = 20_000; // as tfjs-core's jasmine_util sets on its own instance
+jasmine.DEFAULT_TIMEOUT_INTERVAL = options.specTimeoutMs;
 const env = jasmine.getEnv();
 if (options.out) writeFileSync(options.out, '');
 const recorder = createRecorder(options.out);
@@ -126,6 +141,7 @@ const summary = {
   counts: recorder.counts,
   suiteErrors: recorder.suiteErrors,
   overallStatus,
+  adaptersRequested,
   durationMs: Math.round(performance.now() - started),
 };
 if (options.out) appendFileSync(options.out, `${JSON.stringify({ summary })}\n`);

@@ -39,7 +39,7 @@ function describeRun(label: string, run: SalusRun, suite: SuiteRun): string {
   const { passed, failed, pending } = suite.counts;
   const total = passed + failed + pending;
   const status = suite.complete ? '' : `  INCOMPLETE (exit ${run.code}): ${run.stderr.trim().split('\n').slice(-3).join(' | ')}`;
-  return `${label.padEnd(8)} ${String(passed).padStart(5)} passed ${String(failed).padStart(5)} failed ${String(pending).padStart(4)} pending of ${total} in ${seconds} s${status}`;
+  return `${label.padEnd(8)} ${String(passed).padStart(5)} passed ${String(failed).padStart(5)} failed ${String(pending).padStart(4)} pending of ${total} in ${seconds} s, ${suite.adaptersRequested ?? '?'} devices${status}`;
 }
 
 function printComparison(comparison: SuiteComparison): void {

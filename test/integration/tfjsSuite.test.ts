@@ -32,7 +32,8 @@ let runs: { local: RunResult; remote: RunResult };
 beforeAll(async () => {
   service = await startService();
   dir = mkdtempSync(join(tmpdir(), 'salus-tfjs-slice-'));
-  const args = (out: string) => ['--', '--files', SLICE.join(','), '--out', join(dir, out)];
+  // A generous spec timeout: on 2 loaded cores a slow spec must not read as a difference.
+  const args = (out: string) => ['--', '--files', SLICE.join(','), '--spec-timeout-ms', '60000', '--out', join(dir, out)];
   // Side by side: the local run's GPU work is in its own process, the remote one's in the service.
   const [localRun, remoteRun] = await Promise.all([
     service.startJob([JOB, '--local', ...args('local.jsonl')]).done,
@@ -65,6 +66,7 @@ describe("TensorFlow.js's own specs, local vs through the service", () => {
 
   it('created the backend on a fresh device for every test file, as one job', async () => {
     expect(remote.suiteErrors).toEqual([]);
+    expect(remote.adaptersRequested).toBeGreaterThanOrEqual(SLICE.length);
     const job = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'tfjs-slice' && j.finishedAt));
     expect(job.state).toBe('done');
     expect(service.log()).not.toMatch(/internal error|malformed command/i);
