@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EXIT_NO_GPU } from '../protocol/exitCodes.js';
 
 /** The `salus` command of this installation (bin/salus.js beside dist/). */
 export const SALUS_CLI_PATH = fileURLToPath(new URL('../../../bin/salus.js', import.meta.url));
@@ -36,6 +37,8 @@ ExecStart=${command}
 # A lost GPU exits with code 3, a crash with another: start again on a fresh device.
 Restart=on-failure
 RestartSec=2
+# No GPU at all (code ${EXIT_NO_GPU}): a restart cannot help until one is installed (see the log).
+RestartPreventExitStatus=${EXIT_NO_GPU}
 # SwiftShader and the socket want the user's runtime folder; systemd sets XDG_RUNTIME_DIR for user units.
 
 [Install]

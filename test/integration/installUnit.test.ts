@@ -31,6 +31,7 @@ describe.runIf(process.platform === 'linux')('salus serve --install', () => {
     const unit = readFileSync(file, 'utf8');
     expect(unit).toContain(`ExecStart=${process.execPath} ${SALUS_BIN} serve --http 9400 --jobs-dir ${join(dir, 'jobs')} --log-file=${join(dir, 'logs', 'service.log')}\n`);
     expect(unit).toMatch(/^Restart=on-failure$/m);
+    expect(unit).toMatch(/^RestartPreventExitStatus=4$/m);
     expect(unit).toMatch(/^WantedBy=default\.target$/m);
     expect(result.stdout).toContain(`salus: wrote ${file}`);
     expect(result.stdout).toContain('systemctl --user enable --now salus');
