@@ -25,7 +25,7 @@ export interface OpenHistoryOptions {
 export function openJobHistory(options: OpenHistoryOptions): HistoryRecorder | null {
   let store: HistoryStore | null = null;
   try {
-    store = HistoryStore.open(options.dataDir);
+    store = HistoryStore.open(options.dataDir, options.log);
     const runId = store.beginRun(options.serviceKey, process.pid, options.version);
     const lost = store.markLostJobs(options.serviceKey, runId);
     if (lost.length) options.log(`salus: ${lost.length} job(s) of an earlier run were lost with the service: ${lost.map((job) => job.id).join(', ')}`);
@@ -34,7 +34,7 @@ export function openJobHistory(options: OpenHistoryOptions): HistoryRecorder | n
     return new HistoryRecorder(store, options.serviceKey, runId, earlier, store.nextJobNumber(options.serviceKey), options.log);
   } catch (error) {
     store?.close();
-    options.log(`salus: job history is off: ${(error as Error).message}`);
+    options.log(`salus: job history is off, the service runs without it: ${(error as Error).message}`);
     return null;
   }
 }

@@ -10,7 +10,7 @@
  * unique in its table.
  */
 import { createRequire } from 'node:module';
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { HISTORY_DEFAULT_LIMIT, type HistoryEntry, type HistoryFilter, type HistoryStateChange, type IterationSample, type JobSpec } from '../protocol/history.js';
@@ -74,23 +74,48 @@ export class HistoryStore {
   private constructor(readonly file: string) {
     const Database = loadDriver();
     this.db = new Database(file, { timeout: 5000 });
-    this.db.pragma('journal_mode = WAL');
-    // FULL: a commit is fsynced before it returns, so a finished job survives a power cut too.
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('foreign_keys = ON');
-    const version = this.db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new Error(`${file} was written by a newer Salus (schema ${version}, this one knows ${SCHEMA_VERSION}); use that version, or another --data-dir`);
+    try {
+      this.db.pragma('journal_mode = WAL');
+      // FULL: a commit is fsynced before it returns, so a finished job survives a power cut too.
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('foreign_keys = ON');
+      const version = this.db.pragma('user_version', { simple: true }) as number;
+      if (version > SCHEMA_VERSION) {
+        throw new Error(`${file} was written by a newer Salus (schema ${version}, this one knows ${SCHEMA_VERSION}); use that version, or another --data-dir`);
+      }
+      this.db.exec(SCHEMA_SQL);
+      this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    } catch (error) {
+      this.db.close();
+      throw error;
     }
-    this.db.exec(SCHEMA_SQL);
-    this.db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }
 
-  /** Opens (creating) the history in `dataDir`, a folder only its user can open. */
-  static open(dataDir: string): HistoryStore {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  /**
+   * Opens (creating) the history in `dataDir`, a folder only its user can open.
+   * A file that is not a sound database is kept aside (`history.sqlite3.damaged-TIME`)
+   * and a new one begun; `note` hears of it.
+   */
+  static open(dataDir: string, note: (line: string) => void = () => {}): HistoryStore {
     const file = join(dataDir, HISTORY_FILE_NAME);
-    const store = new HistoryStore(file);
+    try {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new Error(`cannot make the data folder ${dataDir} (${(error as Error).message}): pass --data-dir with a folder you can write`);
+    }
+    let store: HistoryStore;
+    try {
+      store = new HistoryStore(file);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') throw error;
+      const aside = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      for (const suffix of ['', '-wal', '-shm']) {
+        if (existsSync(file + suffix)) renameSync(file + suffix, aside + suffix);
+      }
+      note(`salus: ${file} was not a sound database (${(error as Error).message}); kept it as ${aside} and began a new history`);
+      store = new HistoryStore(file);
+    }
     if (process.platform !== 'win32') chmodSync(file, 0o600);
     return store;
   }

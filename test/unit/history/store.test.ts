@@ -2,7 +2,7 @@
  * The history store on a real SQLite file in a temp folder: runs, lost jobs,
  * filters, retention, launches. (A writer killed mid-write: test/integration/history.test.ts.)
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -145,6 +145,21 @@ describe('HistoryStore', () => {
     raw.pragma('user_version = 99');
     raw.close();
     expect(() => HistoryStore.open(join(dir, 'data'))).toThrow(/newer Salus \(schema 99.*another --data-dir/);
+  });
+});
+
+describe('a damaged history file', () => {
+  it('is kept aside and a new history begun, saying so', () => {
+    writeFileSync(join(dir, 'history.sqlite3'), 'not a database, but somebody’s bytes'.repeat(200));
+    const notes: string[] = [];
+    const store = HistoryStore.open(dir, (line) => notes.push(line));
+    expect(store.integrityOk()).toBe(true);
+    expect(store.list({}, SERVICE, null)).toEqual([]);
+    store.close();
+    const aside = readdirSync(dir).filter((name) => name.startsWith('history.sqlite3.damaged-'));
+    expect(aside).toHaveLength(1);
+    expect(readFileSync(join(dir, aside[0]), 'utf8')).toMatch(/^not a database/);
+    expect(notes).toEqual([expect.stringMatching(/was not a sound database .*kept it as .*damaged-.* and began a new history/)]);
   });
 });
 
