@@ -55,6 +55,8 @@ const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'rel
 
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
+/** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
+export const MALFORMED_LOG_LIMIT = 10;
 
 export class Session {
   private readonly table = new ObjectTable();
@@ -64,6 +66,8 @@ export class Session {
   private queue: Promise<void> = Promise.resolve();
   private queuedBatches = 0;
   private closed = false;
+  /** How many malformed commands this job has sent (the first MALFORMED_LOG_LIMIT are logged). */
+  private malformedCount = 0;
   private closeSignal!: () => void;
   private readonly closedPromise = new Promise<void>((resolve) => { this.closeSignal = resolve; });
   private inIteration = false;
@@ -359,7 +363,11 @@ export class Session {
    */
   private reportMalformed(malformed: ParsedBatch['malformed']): void {
     for (const { message, op, id, rid } of malformed) {
-      this.host.log(message);
+      this.malformedCount++;
+      if (this.malformedCount <= MALFORMED_LOG_LIMIT) this.host.log(message);
+      else if (this.malformedCount === MALFORMED_LOG_LIMIT + 1) {
+        this.host.log(`more malformed commands follow; only the first ${MALFORMED_LOG_LIMIT} are logged (each is still a validation error for the job)`);
+      }
       this.host.uncaptured({ type: 'validation', message }, this.current.id);
       const kind = op === undefined ? undefined : createdKind(op);
       if (id !== undefined && kind !== undefined && !this.table.has(id)) this.table.invalidate(id, kind, message);

@@ -2,7 +2,8 @@
  * A job picks its objects' ids (as dawn_wire's client does), so it could name a
  * live id again. The service never overwrites a live object: the command is a
  * validation error of that job, the object and its memory stay as they were,
- * and releasing it still returns every byte.
+ * and releasing it still returns every byte. And a job cannot flood the
+ * service's log with malformed commands.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
@@ -50,6 +51,24 @@ describe('a live id named again', () => {
     await until(() => rogue.frames.find((f) => f.t === 'reply' && f.rid === 5), 'the release');
     expect(await holds()).toBe(0);
     expect((await service.json<any>(['memory'])).usedBytes).toBe(0);
+    rogue.socket.destroy();
+  });
+});
+
+describe('a flood of malformed commands', () => {
+  it('is a validation error each for the job, but only the first ten reach the service log', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const rogue = await rawSocket(service.socketPath);
+    sendFrame(rogue.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'flooder' });
+    sendFrame(rogue.socket, { t: 'requestDevice', rid: 1 });
+    await until(() => rogue.frames.find((f) => f.t === 'reply' && f.rid === 1), 'the device');
+    const cmds: unknown[] = Array.from({ length: 500 }, (_, i) => ({ op: 'createBuffer', id: 100 + i, size: -1, usage: 'x' }));
+    sendFrame(rogue.socket, { t: 'batch', cmds: [...cmds, { op: 'workDone', rid: 2 }] });
+    await until(() => rogue.frames.find((f) => f.t === 'reply' && f.rid === 2), 'the batch');
+    await until(() => rogue.frames.filter((f) => f.t === 'uncaptured').length >= 500, 'an error per command');
+    const logged = service.log().split('\n').filter((line) => /^salus: job-\d+: malformed command #/.test(line));
+    expect(logged).toHaveLength(10);
+    expect(service.log()).toMatch(/more malformed commands follow; only the first 10 are logged/);
     rogue.socket.destroy();
   });
 });
