@@ -13,6 +13,7 @@ import { ObjectTable, type DeviceConfig } from './objects.js';
 import { createdKind, replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
+import { BindGroupSources, type ResidentSession } from './residency.js';
 import { ReplayError } from './objects.js';
 import { removeBulkFiles, takeBulkFile } from '../platform/bulkDir.js';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ import { join } from 'node:path';
 export interface SessionHost {
   /** Resolves when the job may start its next iteration (the scheduler's grant). */
   acquireIteration(): Promise<void>;
+  /** Makes room for a batch and makes the job's buffers resident before it replays (core/executor/residency.ts); absent: nothing pages. */
+  prepareBatch?(cmds: readonly Command[]): Promise<void> | undefined;
   /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
   finishIteration(elapsedMs: number): void;
   /** A reply for the job (`rid`), with optional bytes. */
@@ -58,7 +61,7 @@ const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope'
 /** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
 export const MALFORMED_LOG_LIMIT = 10;
 
-export class Session {
+export class Session implements ResidentSession {
   private readonly table = new ObjectTable();
   /** The job's live devices by id (a destroyed one leaves), and the one its commands are for now. */
   private readonly devices = new Map<number, JobDevice>();
@@ -86,6 +89,10 @@ export class Session {
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
   private readonly workingSetTracker = new WorkingSetTracker();
+  /** How the job's bind groups were made, so paging can rebuild them. */
+  readonly bindGroupSources = new BindGroupSources();
+  /** True while a batch is prepared or replayed (not while it waits for a grant): then its buffers never page out. */
+  busy = false;
   /** `sdk` once the job marks an iteration itself; inferred until then. */
   iterationSource: 'sdk' | 'inferred' = 'inferred';
 
@@ -123,6 +130,19 @@ export class Session {
   /** Live objects of the job, all its devices together (for the service's limit). */
   get liveObjects(): number {
     return this.table.size;
+  }
+
+  /** Whether close() ran. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Set by residency once the log said the job waited for room. */
+  warnedWaiting = false;
+
+  /** The job's objects (for residency: its buffers, encoders and bind groups). */
+  get objects(): ObjectTable {
+    return this.table;
   }
 
   /** Whether an iteration of this job holds its lane now. */
@@ -179,6 +199,17 @@ export class Session {
     if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
       if (!(await this.beginIteration())) return;
     }
+    this.busy = true;
+    try {
+      const preparing = this.host.prepareBatch?.(cmds);
+      if (preparing) await preparing;
+      await this.replayCommands(cmds, payload);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async replayCommands(cmds: Command[], payload: Uint8Array): Promise<void> {
     const ctx = this.context(payload);
     this.scopes.openSegment();
     let endAfterBatch = false;
@@ -218,7 +249,7 @@ export class Session {
           if ((this.iterationSource === 'inferred' || unmarked) && this.inIteration) await this.endIteration();
           unmarked = false;
           this.iterationSource = 'sdk';
-          if (!this.inIteration && !(await this.beginIteration())) return;
+          if (!this.inIteration && !(await this.waitForGrant(cmds.slice(index)))) return;
           this.scopes.openSegment();
           continue;
         case 'iterationEnd':
@@ -257,6 +288,7 @@ export class Session {
           const error = replay(ctx, cmd);
           if (error) this.scopes.report(error);
           this.workingSetTracker.observe(cmd, this.table, error === null);
+          this.bindGroupSources.observe(cmd, this.table, error === null);
           if (cmd.op === 'submit') this.submittedInIteration = true;
         }
       }
@@ -387,6 +419,16 @@ export class Session {
       readBulk: (file, length) => this.readBulk(file, length),
       submitPrefix: () => (this.inIteration && this.timer ? this.timer.takeBeginCommands() : []),
     };
+  }
+
+  /** Waits for the grant mid-batch, not busy meanwhile (its buffers may page out), then makes the rest of the batch resident again. */
+  private async waitForGrant(rest: readonly Command[]): Promise<boolean> {
+    this.busy = false;
+    const granted = await this.beginIteration();
+    this.busy = true;
+    const preparing = granted ? this.host.prepareBatch?.(rest) : undefined;
+    if (preparing) await preparing;
+    return granted && !this.closed;
   }
 
   /** Waits for the grant; false when the session closed meanwhile. */

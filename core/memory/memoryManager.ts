@@ -54,9 +54,9 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   const lanes = new LaneTable({ allocator, ledger, nextBufferId });
   const jobs = new Map<string, JobRecord>();
   const leases = new Map<number, LeaseRecord>();
-  const pager = createPager({ ledger, allocator, nextBufferId, recordOf: (leaseId) => leases.get(leaseId), roomForPersistent });
 
   const unreservedBytes = () => capacityBytes - ledger.committedBytes();
+  const pager = createPager({ ledger, allocator, nextBufferId, recordOf: (leaseId) => leases.get(leaseId), roomForPersistent, unreservedBytes });
   const needOf = (job: JobRecord) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
 
   function minSizeBytes(lane: Lane): number {

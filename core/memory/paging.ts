@@ -1,7 +1,7 @@
 /**
  * Paging: a job's persistent buffer leaves the GPU for host memory and comes
  * back, with the ledger exact at every step. Out: the contents are copied,
- * at most PAGE_CHUNK_BYTES at a time, through a MAP_READ staging buffer that is
+ * at most PAGE_CHUNK_BYTES at a time (less when less is free), through a MAP_READ staging buffer that is
  * the job's own persistent memory while it lives (so paging never takes more
  * than capacity), then the GPU buffer is destroyed and its bytes are counted as
  * paged out. In: a new buffer of the same real size and usage, counted like any
@@ -17,6 +17,8 @@ import type { BufferLease, PageResult } from './types.js';
 
 /** Largest staging buffer a page-out uses. */
 export const PAGE_CHUNK_BYTES = 1024 * 1024;
+/** Smallest: when less than this is free, a page-out waits for lanes to give back room or fails. */
+const MIN_CHUNK_BYTES = 64 * 1024;
 
 /** The manager's record of a lease, as paging sees it. */
 export interface PagedRecord {
@@ -36,6 +38,8 @@ export interface PagerDeps {
   recordOf(leaseId: number): PagedRecord | undefined;
   /** Makes room for `bytes` more persistent memory of the job; returns why not, or null when it fits. */
   roomForPersistent(jobId: string, bytes: number, what: string): string | null;
+  /** Capacity no job or lane has reserved now. */
+  unreservedBytes(): number;
 }
 
 const failed = (message: string): PageResult => ({ ok: false, message });
@@ -89,14 +93,18 @@ export function createPager(deps: PagerDeps) {
       const sizeBytes = Math.min(Math.ceil(lease.sizeBytes / 4) * 4, record.real.sizeBytes);
       const host = new Uint8Array(sizeBytes);
       lease.residency = 'paging-out';
-      for (let offset = 0; offset < sizeBytes; offset += PAGE_CHUNK_BYTES) {
-        const chunk = await copyChunk(record, offset, Math.min(PAGE_CHUNK_BYTES, sizeBytes - offset));
+      for (let offset = 0; offset < sizeBytes; ) {
+        // Staging takes what is free, up to a chunk: paging is what runs when memory is short.
+        const fitting = Math.floor(Math.min(PAGE_CHUNK_BYTES, deps.unreservedBytes()) / 4) * 4;
+        const chunkBytes = Math.min(sizeBytes - offset, Math.max(MIN_CHUNK_BYTES, fitting));
+        const chunk = await copyChunk(record, offset, chunkBytes);
         const gone = deps.recordOf(lease.id) !== record || record.freed;
         if (gone || chunk === null || typeof chunk === 'string') {
           if (!gone) lease.residency = 'resident';
           return failed(typeof chunk === 'string' && !gone ? chunk : 'the buffer was freed while it paged out');
         }
         host.set(chunk, offset);
+        offset += chunkBytes;
       }
       record.host = host;
       record.real.buffer.destroy();

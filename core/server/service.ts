@@ -13,6 +13,7 @@ import { formatBytes } from '../memory/size.js';
 import { createScheduler, type Scheduler } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
+import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
@@ -55,6 +56,7 @@ export class ControlError extends Error {
 export class SalusService extends EventEmitter {
   readonly memory: MemoryManager;
   readonly scheduler: Scheduler;
+  private readonly residency: Residency;
   private readonly jobs = new Map<string, JobRecord>();
   private readonly waiting: JobRecord[] = [];
   private nextJob = 1;
@@ -77,6 +79,7 @@ export class SalusService extends EventEmitter {
       capacitySource: options.capacitySource,
       allocator: deviceAllocator(options.gpu.device),
     });
+    this.residency = new Residency(options.gpu.device, this.memory, this.log);
     this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
     this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
     this.scheduler.onDidChange((change) => {
@@ -349,6 +352,7 @@ export class SalusService extends EventEmitter {
       job.state = 'running';
       job.startedAt = Date.now();
       job.session = this.createSession(job);
+      this.residency.add(job.session);
       this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
       this.log(`salus: ${job.id} admitted to ${laneId}`);
       job.peer?.send({ t: 'state', state: 'running' });
@@ -394,6 +398,7 @@ export class SalusService extends EventEmitter {
   private createSession(job: JobRecord): Session {
     return new Session(job.id, this.options.gpu.device, this.memory, {
       acquireIteration: () => this.scheduler.requestIteration(job.id),
+      prepareBatch: (cmds) => (job.session ? this.residency.prepare(job.session, cmds) : undefined),
       finishIteration: (elapsedMs) => {
         if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs);
         const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;
@@ -428,6 +433,7 @@ export class SalusService extends EventEmitter {
     if (waitingAt >= 0) this.waiting.splice(waitingAt, 1);
     this.waitReason.delete(job.id);
     job.admit = job.refuse = null;
+    if (job.session) this.residency.remove(job.session);
     job.session?.close();
     job.session = null;
     this.scheduler.removeJob(job.id);

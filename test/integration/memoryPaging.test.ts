@@ -1,0 +1,90 @@
+/**
+ * Paging with real jobs: two jobs whose persistent memory together passes the
+ * service's capacity (2 × 7.8 MiB on 12 MiB) both finish with the very result
+ * they print on a local device, because the service pages the idle job's
+ * buffers out to host memory and back before its next batch; the ledger ends
+ * empty. A job killed while its buffers are paged out gives every byte back.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+
+const FIXTURES = join(ROOT, 'test/fixtures/jobs');
+const JOB = join(FIXTURES, 'accessKinds.js');
+const ARGS = ['--', '--iterations', '6', '--scale', '64'];
+const PERSISTENT_BYTES = 64 * (4 + 8 + 16 + 32 + 64) * 1024 + 64 * 512 + 256; // accessKinds.js at --scale 64
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startService(['--memory', '12MiB', '--policy', 'FAIR']);
+}, 30_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** Polls `salus memory --json` until `predicate` holds for it, or the jobs end. */
+async function watchMemory(predicate: (memory: any) => boolean, until: Promise<unknown>): Promise<any> {
+  let ended = false;
+  void until.then(() => { ended = true; });
+  while (!ended) {
+    const memory = await service.json<any>(['memory']);
+    if (predicate(memory)) return memory;
+  }
+  return null;
+}
+
+describe('paging jobs whose persistent memory passes capacity', () => {
+  it('finishes both with local-identical results, paging the idle one', async () => {
+    expect(2 * PERSISTENT_BYTES).toBeGreaterThan(12 * 1024 * 1024);
+    const local = await service.startJob(['--local', JOB, ...ARGS]).done;
+    expect(local.code).toBe(0);
+    const runs = [service.startJob(['--name', 'page-a', JOB, ...ARGS]).done, service.startJob(['--name', 'page-b', JOB, ...ARGS]).done];
+    const paged = await watchMemory((m) => m.jobs.some((j: any) => j.pagedOutBytes > 0), Promise.all(runs));
+    for (const run of await Promise.all(runs)) {
+      expect(run.code).toBe(0);
+      expect(lastJson(run.stdout)).toEqual(lastJson(local.stdout));
+    }
+    // Seen while both ran: one job's buffers off the GPU, and the ledger within capacity all along.
+    expect(paged).not.toBeNull();
+    expect(paged.usedBytes).toBeLessThanOrEqual(paged.capacityBytes);
+    const pagedJob = paged.jobs.find((j: any) => j.pagedOutBytes > 0);
+    expect(pagedJob.residentBytes + pagedJob.pagedOutBytes).toBeGreaterThanOrEqual(PERSISTENT_BYTES);
+
+    const jobs = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name.startsWith('page-'));
+      return ours.length === 2 && ours.every((j) => j.finishedAt) && ours;
+    });
+    for (const job of jobs) expect(job).toMatchObject({ state: 'done', gpuErrors: { count: 0, first: null } });
+    const memory = await service.json<any>(['memory']);
+    expect(memory).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+    expect(service.log()).not.toMatch(/uncaptured GPU error|internal error/);
+  }, 120_000);
+
+  it('gives every byte back when a job is killed while its buffers are paged out', async () => {
+    const slow = ['--', '--iterations', '40', '--scale', '64', '--pause-ms', '30'];
+    const runs = [service.startJob(['--name', 'kill-a', JOB, ...slow]), service.startJob(['--name', 'kill-b', JOB, ...slow])];
+    const all = Promise.all(runs.map((r) => r.done));
+    const paged = await watchMemory((m) => m.jobs.some((j: any) => j.pagedOutBytes > 0), all);
+    expect(paged).not.toBeNull();
+    const victim = paged.jobs.find((j: any) => j.pagedOutBytes > 0).id;
+    const killed = await service.cli(['kill', victim]);
+    expect(killed.code).toBe(0);
+    const after = await service.json<any>(['memory']);
+    expect(after.jobs.map((j: any) => j.id)).not.toContain(victim);
+    const survivor = after.jobs[0];
+    if (survivor) expect(after.usedBytes).toBe(after.jobs.reduce((sum: number, j: any) => sum + j.persistentBytes, 0) + after.lanes.reduce((sum: number, l: any) => sum + l.sizeBytes, 0));
+
+    const results = await all;
+    const info = await service.waitForJobs((jobs) => {
+      const ours = jobs.filter((j) => j.name.startsWith('kill-'));
+      return ours.every((j) => j.finishedAt) && ours;
+    });
+    const other = info.find((j: any) => j.id !== victim);
+    expect(other).toMatchObject({ state: 'done', gpuErrors: { count: 0 } });
+    expect(info.find((j: any) => j.id === victim).state).toBe('killed');
+    const otherRun = results[runs.findIndex((_, i) => info.find((j: any) => j.name === `kill-${'ab'[i]}`).id !== victim)];
+    expect(otherRun.code).toBe(0);
+    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+  }, 120_000);
+});
