@@ -2,7 +2,9 @@
  * A job that runs TensorFlow.js's own test suite — the jasmine specs shipped in
  * `@tensorflow/tfjs-core`'s `dist/` — on TF.js's WebGPU backend, set up as
  * tfjs-backend-webgpu's own test setup does (`setTestEnvs` with its `webgpu`
- * test environment, all chained ops and gradients registered). It uses only
+ * test environment, all chained ops and gradients registered), but without
+ * its list of specs known to fail there, and with the specs no backend is
+ * named in (io, util, …) as well: every spec tests.js holds. It uses only
  * `navigator.gpu`, so the same file runs on a local device
  * (`salus run --local conformance/tfjs/job.js`) and on the service
  * (`salus run conformance/tfjs/job.js`).
@@ -103,7 +105,7 @@ if (files.length === 0) throw new Error(`tfjs suite: no test file matches ${opti
 // TF.js's ES module build, loaded as its bundler would (see loader.js).
 register('./loader.js', import.meta.url);
 
-// Counted, not changed: TF.js asks for a new adapter each time it re-creates its backend (every test file).
+// Counted, not changed: TF.js asks for a new adapter each time it re-creates its backend (each describeWithFlags block).
 let adaptersRequested = 0;
 const requestAdapter = navigator.gpu.requestAdapter.bind(navigator.gpu);
 navigator.gpu.requestAdapter = (options) => {
@@ -121,7 +123,7 @@ const recorder = createRecorder(options.out);
 env.addReporter(recorder.reporter);
 env.configure({ random: false, specFilter: (spec) => !options.filter || options.filter.test(spec.getFullName()) });
 
-// tfjs-backend-webgpu's setup_test.ts, minus its list of specs known to fail upstream.
+// tfjs-backend-webgpu's setup_test.ts, minus its spec filters.
 await import('@tensorflow/tfjs-backend-webgpu');
 await import('@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops');
 await import('@tensorflow/tfjs-core/dist/register_all_gradients');
