@@ -77,7 +77,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   service.log(`salus: GPU ${service.describe()}`);
   process.stdout.write(`salus: listening on ${options.socketPath}\n`);
   if (history) service.log(`salus: job history in ${dataDir}`);
-  history?.relaunchWaiting((request, caller) => launcher.launch(request, caller));
+  history?.relaunchWaiting((request, caller) => launcher.relaunch(request, caller));
   if (options.http !== undefined) {
     const { startHttp } = await import('../bridge/httpServer.js');
     const http = await startHttp(service, launcher, options.http);

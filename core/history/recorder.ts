@@ -128,9 +128,9 @@ export class HistoryRecorder implements ServiceHistory {
       const earlier = row.jobId ? this.earlierJobs.find((job) => job.id === row.jobId && job.runId === row.runId) : undefined;
       const note = (text: string) => {
         this.log(`salus: ${row.jobId ?? `a launch of ${row.request.file}`} ${text}`);
-        if (!earlier || !row.jobId) return;
-        earlier.error = `${earlier.error ?? 'lost with the service'}; ${text}`;
-        this.guard('note a relaunch', () => this.store.setError(row.runId, row.jobId!, earlier.error!));
+        if (!row.jobId) return;
+        const error = this.guard('note a relaunch', () => this.store.appendError(row.runId, row.jobId!, text));
+        if (earlier && error) earlier.error = error;
         this.service?.markDirty('jobs');
       };
       if (row.attempt >= maxAttempts) {

@@ -200,12 +200,16 @@ export class HistoryStore {
     this.db.prepare('UPDATE jobs SET output = ? WHERE runId = ? AND id = ?').run(output, runId, id);
   }
 
-  /** Sets the error of a recorded job (e.g. to say it was relaunched). */
-  setError(runId: number, id: string, error: string): void {
-    const row = this.db.prepare('SELECT info FROM jobs WHERE runId = ? AND id = ?').get(runId, id) as { info: string } | undefined;
-    if (!row) return;
-    const info = { ...(JSON.parse(row.info) as JobInfo), error };
-    this.db.prepare('UPDATE jobs SET info = ? WHERE runId = ? AND id = ?').run(JSON.stringify(info), runId, id);
+  /** Adds `; text` to a recorded job's error (e.g. what became of a lost job); returns the new error, or null without such a job. */
+  appendError(runId: number, id: string, text: string): string | null {
+    return this.batch(() => {
+      const row = this.db.prepare('SELECT info FROM jobs WHERE runId = ? AND id = ?').get(runId, id) as { info: string } | undefined;
+      if (!row) return null;
+      const info = JSON.parse(row.info) as JobInfo;
+      const error = info.error ? `${info.error}; ${text}` : text;
+      this.db.prepare('UPDATE jobs SET info = ? WHERE runId = ? AND id = ?').run(JSON.stringify({ ...info, error }), runId, id);
+      return error;
+    });
   }
 
   /** The newest `limit` jobs of this service's earlier runs, oldest first, as `salus jobs` shows them. */

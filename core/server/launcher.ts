@@ -95,6 +95,16 @@ export class JobLauncher {
     return { file };
   }
 
+  /**
+   * Starts again a launch that an earlier run of the service never started (core/history).
+   * A file it uploaded to the jobs folder is removed when this job ends, as the first would have been.
+   */
+  relaunch(request: LaunchRequest, caller: LaunchCaller): Promise<{ jobId: string }> {
+    const file = resolve(request.file);
+    if (existsSync(file) && existsSync(this.jobsDir) && isInside(realpathSync(this.jobsDir), realpathSync(file))) this.uploads.add(realpathSync(file));
+    return this.launch(request, caller);
+  }
+
   /** Starts the job; resolves with its id once it has connected, rejects with its output if it dies first. */
   launch(request: LaunchRequest, caller: LaunchCaller = 'local'): Promise<{ jobId: string }> {
     let file: string;

@@ -4,7 +4,7 @@
  * job's record, queued launches are started again, and `salus history` filters.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -154,7 +154,9 @@ describe('job history across restarts', () => {
     const big = { persistentBytes: 40 * 1024 * 1024 };
     const holder = await control.call<{ jobId: string }>('launchJob', { file: STEPS, name: 'holder', args: ['--iterations', '1000000', '--work', '4'], hints: big });
     await first.waitForJobs((jobs) => jobs.find((j) => j.id === holder.jobId && j.state === 'running'));
-    const waiter = await control.call<{ jobId: string }>('launchJob', { file: STEPS, name: 'waiter', args: ['--iterations', '3'], hints: big });
+    // The waiter runs from an uploaded copy, which the service removes once a job launched from it ends.
+    const upload = await control.call<{ file: string }>('uploadJob', 'waiter.js', readFileSync(STEPS, 'utf8'));
+    const waiter = await control.call<{ jobId: string }>('launchJob', { file: upload.file, name: 'waiter', args: ['--iterations', '3'], hints: big });
     const queued = await first.waitForJobs((jobs) => jobs.find((j) => j.id === waiter.jobId && j.state === 'queued'));
     const pids = (await first.json<any[]>(['jobs'])).map((j) => j.pid as number);
     await first.stop({ keepDir: true, signal: 'SIGKILL' });
@@ -172,7 +174,8 @@ describe('job history across restarts', () => {
     expect(jobs.find((j) => j.id === holder.jobId)).toMatchObject({ state: 'failed', error: expect.stringMatching(/while the job ran$/) });
     expect(jobs.filter((j) => j.name === 'holder')).toHaveLength(1);
     const [entry] = await second.json<any[]>(['history', '--name', 'waiter', '--state', 'done']);
-    expect(entry.spec).toMatchObject({ file: STEPS, args: ['--iterations', '3'], hints: big });
+    expect(entry.spec).toMatchObject({ file: upload.file, args: ['--iterations', '3'], hints: big });
+    await until('the uploaded file to be removed', () => !existsSync(upload.file));
   }, 120_000);
 });
 

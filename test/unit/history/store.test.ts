@@ -133,6 +133,10 @@ describe('HistoryStore', () => {
     ]);
     store.settleLaunch(waiting, 'relaunched');
     expect(store.waitingLaunches(SERVICE, run2)).toEqual([]);
+    store.insertJob(run1, 2, info('job-2', 'failed', 5, { error: 'lost with the service' }), spec('b'));
+    expect(store.appendError(run1, 'job-2', 'was started again as job-4')).toBe('lost with the service; was started again as job-4');
+    expect(store.list({}, SERVICE, run2)[0].error).toBe('lost with the service; was started again as job-4');
+    expect(store.appendError(run1, 'job-99', 'x')).toBeNull();
     store.close();
   });
 
