@@ -7,9 +7,10 @@
  * beside it (`…/salus/desktop.sock`), so a headless service the user starts by
  * hand never collides with the app's. Clients (`salus run`, `salus jobs`, …)
  * use the default, or the app's service when only that one is running. The
- * folder is created 0700 so only its user can connect.
+ * default folders must be the user's own and private (0700): one that another
+ * user owns is refused, since they could replace the socket with their own.
  */
-import { mkdirSync, chmodSync } from 'node:fs';
+import { mkdirSync, chmodSync, lstatSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,6 +21,8 @@ export interface SocketContext {
   env: NodeJS.ProcessEnv;
   tmpdir: string;
   user: string;
+  /** Who must own the default folders (the current process's uid when absent). */
+  uid?: number;
 }
 
 function currentContext(): SocketContext {
@@ -74,24 +77,68 @@ export function isListening(socketPath: string, timeoutMs = 1000): Promise<boole
  * Where a client finds the service: `explicit`, else `$SALUS_SOCKET`, else the
  * per-user default — unless no service listens there and the desktop app's
  * does; then the app's. When neither listens, the default (so errors name it).
+ * Throws when a default folder belongs to another user (see `checkOwnFolder`).
  */
 export async function findServiceSocket(explicit?: string, context: SocketContext = currentContext()): Promise<string> {
   const chosen = resolveSocketPath(explicit, context);
   if (explicit || context.env.SALUS_SOCKET) return chosen;
+  for (const dir of defaultFolders(context)) checkOwnFolder(dir, { create: false, uid: context.uid });
   if (await isListening(chosen)) return chosen;
   const desktop = desktopSocketPath(context);
   return (await isListening(desktop)) ? desktop : chosen;
 }
 
+/** The folders of the default sockets that must be the user's own, outermost first (none for named pipes). */
+export function defaultFolders(context: SocketContext = currentContext()): string[] {
+  if (context.platform === 'win32') return [];
+  const dir = dirname(defaultSocketPath(context));
+  // Without $XDG_RUNTIME_DIR the folder sits in the shared temp dir, inside `salus-<user>`: both must be ours.
+  return context.env.XDG_RUNTIME_DIR ? [dir] : [dirname(dir), dir];
+}
+
 /**
- * Creates the socket's folder when it is missing, private to the current user
- * (no-op for named pipes). A folder that already exists is the user's to
- * manage and keeps its mode (`--socket s.sock` must not lock the user's working
- * folder); the socket's own mode (0600) still keeps other users out.
+ * Checks that `dir` is a folder of the user `uid` (the current one by default)
+ * that no one else can open, creating it 0700 when missing (with `create`) and
+ * making one of ours 0700 when it is not. Throws, saying what to do, when it
+ * belongs to someone else or is not a folder.
  */
-export function prepareSocketDir(socketPath: string): void {
-  if (process.platform === 'win32') return;
+export function checkOwnFolder(dir: string, options: { create: boolean; uid?: number }): void {
+  const uid = options.uid ?? process.getuid?.();
+  if (options.create) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Something else is in the way: said below.
+    }
+  }
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    return; // Missing, and not ours to create: nothing listens there.
+  }
+  const instead = 'remove it, or set SALUS_SOCKET (or --socket) to a path in a folder of your own';
+  if (!stat.isDirectory()) throw new Error(`salus: ${dir} should be the socket's folder but is not a folder; ${instead}`);
+  if (uid !== undefined && stat.uid !== uid) {
+    throw new Error(`salus: the socket folder ${dir} belongs to another user (uid ${stat.uid}), who could replace the service's socket; ${instead}`);
+  }
+  if ((stat.mode & 0o077) !== 0 && options.create) chmodSync(dir, 0o700);
+}
+
+/**
+ * Prepares the socket's folder (no-op for named pipes). The default folders
+ * are made the user's own and private (see `checkOwnFolder`). Another path is
+ * the user's choice: a missing folder is created 0700, an existing one keeps
+ * its mode (`--socket s.sock` must not lock the user's working folder); the
+ * socket's own mode (0600) still keeps other users out.
+ */
+export function prepareSocketDir(socketPath: string, context: SocketContext = currentContext()): void {
+  if (context.platform === 'win32') return;
   const dir = dirname(socketPath);
+  if (socketPath === defaultSocketPath(context) || socketPath === desktopSocketPath(context)) {
+    for (const folder of defaultFolders(context)) checkOwnFolder(folder, { create: true, uid: context.uid });
+    return;
+  }
   const created = mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (created === undefined) return;
   try {

@@ -58,10 +58,16 @@ export async function listenSocket(service: SalusService, socketPath: string, la
     unlinkSync(socketPath);
   }
   const server = createServer((socket) => new Connection(service, socket, launcher));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => { server.off('error', reject); resolve(); });
-  });
+  // listen() creates the socket with the umask's mode: make it 0600 from its first moment, not just after.
+  const previousUmask = process.platform === 'win32' ? null : process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => { server.off('error', reject); resolve(); });
+    });
+  } finally {
+    if (previousUmask !== null) process.umask(previousUmask);
+  }
   if (process.platform !== 'win32') chmodSync(socketPath, 0o600);
   return server;
 }

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  defaultSocketPath, desktopSocketPath, findServiceSocket, isListening, resolveSocketPath, type SocketContext,
+  checkOwnFolder, defaultFolders, defaultSocketPath, desktopSocketPath, findServiceSocket, isListening, prepareSocketDir,
+  resolveSocketPath, type SocketContext,
 } from '../../../core/platform/socketPath.js';
 
 describe('socket paths', () => {
@@ -72,5 +73,49 @@ describe('findServiceSocket', () => {
     const elsewhere = join(dir, 'elsewhere.sock');
     expect(await findServiceSocket(elsewhere, context)).toBe(elsewhere);
     expect(await findServiceSocket(undefined, { ...context, env: { ...context.env, SALUS_SOCKET: elsewhere } })).toBe(elsewhere);
+  });
+});
+
+describe('the default socket folders', () => {
+  let dir: string;
+  const me = process.getuid!();
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'salus-own-')); });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('are made the user\'s own and private in the temp dir: salus-<user> and its salus folder', () => {
+    const context: SocketContext = { platform: 'linux', env: {}, tmpdir: dir, user: 'ada' };
+    mkdirSync(join(dir, 'salus-ada'), { mode: 0o777 });
+    chmodSync(join(dir, 'salus-ada'), 0o777); // ours, but open to everyone
+    prepareSocketDir(defaultSocketPath(context), context);
+    expect(defaultFolders(context)).toEqual([join(dir, 'salus-ada'), join(dir, 'salus-ada', 'salus')]);
+    expect(modeOf(join(dir, 'salus-ada'))).toBe(0o700);
+    expect(modeOf(join(dir, 'salus-ada', 'salus'))).toBe(0o700);
+  });
+
+  it('are refused when another user owns one, by the service and by its clients, saying what to do', async () => {
+    mkdirSync(join(dir, 'salus-ada', 'salus'), { recursive: true });
+    // The folders are ours; seen as a process of another uid, they belong to someone else.
+    const stranger: SocketContext = { platform: 'linux', env: {}, tmpdir: dir, user: 'ada', uid: me + 1 };
+    expect(() => prepareSocketDir(defaultSocketPath(stranger), stranger)).toThrow(
+      new RegExp(`the socket folder ${join(dir, 'salus-ada')} belongs to another user \\(uid ${me}\\).*SALUS_SOCKET`),
+    );
+    await expect(findServiceSocket(undefined, stranger)).rejects.toThrow(/belongs to another user/);
+    // A path the user names is theirs to choose.
+    expect(await findServiceSocket(join(dir, 'mine.sock'), stranger)).toBe(join(dir, 'mine.sock'));
+  });
+
+  it('must be folders, and a client does not create or change them', async () => {
+    writeFileSync(join(dir, 'salus-ada'), 'not a folder');
+    const context: SocketContext = { platform: 'linux', env: {}, tmpdir: dir, user: 'ada' };
+    expect(() => checkOwnFolder(join(dir, 'salus-ada'), { create: false })).toThrow(/is not a folder/);
+    const open = join(dir, 'open');
+    mkdirSync(open, { mode: 0o755 });
+    chmodSync(open, 0o755);
+    checkOwnFolder(open, { create: false });
+    expect(modeOf(open)).toBe(0o755);
+    checkOwnFolder(join(dir, 'missing'), { create: false });
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
+    expect(() => prepareSocketDir(defaultSocketPath(context), context)).toThrow(/is not a folder/);
   });
 });
