@@ -40,7 +40,8 @@ const USAGE = `usage: salus <command> [options]
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
-  simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]... [--json]
+  simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]...
+        [--max-speedup X] [--json]
                           replay a trace of jobs (CSV or JSON) in virtual time under
                           each policy (all five by default); see docs/simulator.md
   kill ID | pause ID | resume ID

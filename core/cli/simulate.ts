@@ -1,5 +1,5 @@
 /**
- * `salus simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]... [--json]`:
+ * `salus simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]... [--max-speedup X] [--json]`:
  * runs a trace (core/sim/trace.ts) through the simulator under each policy asked for
  * (all five when none is) and prints a table per policy and a one-line comparison,
  * or with --json `{policies: [{policy, avgJctMs, makespanMs, jobs: [{name, jctMs, queuedMs}]}]}`
@@ -22,6 +22,8 @@ export interface SimulateRequest {
   policies: string[];
   /** null: unlimited (every job fits at once). */
   memoryBytes: number | null;
+  /** How much faster the GPU gets, at most, running lanes side by side; null: no limit. */
+  maxSpeedup: number | null;
   /** Knob values per policy, each applied only to the policies that have the knob. */
   params: Record<string, Record<string, PolicyParamValue>>;
   json: boolean;
@@ -31,7 +33,10 @@ export interface SimulateRequest {
 export function parseSimulateArgs(args: string[]): SimulateRequest {
   const { values, positionals } = parseArgs({
     args, allowPositionals: true,
-    options: { policy: { type: 'string', multiple: true }, memory: { type: 'string' }, set: { type: 'string', multiple: true }, json: { type: 'boolean' } },
+    options: {
+      policy: { type: 'string', multiple: true }, memory: { type: 'string' }, set: { type: 'string', multiple: true },
+      'max-speedup': { type: 'string' }, json: { type: 'boolean' },
+    },
   });
   if (positionals.length !== 1) throw new Error('salus simulate needs one TRACE file (CSV or JSON)');
   const policies = (values.policy ?? [...POLICY_NAMES]).flatMap((list) => list.split(',')).map((name) => getPolicy(name.trim()).name);
@@ -58,7 +63,11 @@ export function parseSimulateArgs(args: string[]): SimulateRequest {
   } catch (error) {
     throw new Error(`--memory: ${(error as Error).message}`);
   }
-  return { tracePath: positionals[0], policies: [...new Set(policies)], memoryBytes, params, json: Boolean(values.json) };
+  const maxSpeedup = values['max-speedup'] === undefined ? null : Number(values['max-speedup']);
+  if (maxSpeedup !== null && !(maxSpeedup >= 1)) {
+    throw new Error(`--max-speedup must be a number of at least 1 (1: lanes take turns on the GPU), got '${values['max-speedup']}'`);
+  }
+  return { tracePath: positionals[0], policies: [...new Set(policies)], memoryBytes, maxSpeedup, params, json: Boolean(values.json) };
 }
 
 /** Runs the request's trace under each of its policies. Throws on an unreadable trace or a knob out of range. */
@@ -70,7 +79,9 @@ export function runSimulation(request: SimulateRequest): SimResult[] {
     throw new Error(`cannot read the trace ${request.tracePath}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
   }
   const trace = parseTrace(text, basename(request.tracePath));
-  return request.policies.map((policy) => simulate(trace, { policy, params: request.params[policy], capacityBytes: request.memoryBytes ?? undefined }));
+  return request.policies.map((policy) => simulate(trace, {
+    policy, params: request.params[policy], capacityBytes: request.memoryBytes ?? undefined, maxSpeedup: request.maxSpeedup ?? undefined,
+  }));
 }
 
 /** A duration as people read it: 850 ms, 12.34 s, 170.6 min. */
@@ -83,8 +94,9 @@ export function formatDuration(ms: number | null): string {
 
 function formatOne(result: SimResult, request: SimulateRequest): string {
   const memory = request.memoryBytes === null ? 'memory unlimited' : `memory ${formatBytes(request.memoryBytes)}`;
+  const speedup = request.maxSpeedup === null ? [] : [`lanes side by side at most ${request.maxSpeedup}× one lane's speed`];
   const set = Object.entries(request.params[result.policy] ?? {}).map(([key, value]) => `${key}=${value}`);
-  const head = `${result.policy} (${[memory, ...set].join(', ')}): average JCT ${formatDuration(result.avgJctMs)}, makespan ${formatDuration(result.makespanMs)}, ` +
+  const head = `${result.policy} (${[memory, ...speedup, ...set].join(', ')}): average JCT ${formatDuration(result.avgJctMs)}, makespan ${formatDuration(result.makespanMs)}, ` +
     `${result.peakLanes} lane${result.peakLanes === 1 ? '' : 's'} at most`;
   const rows = [['NAME', 'ARRIVAL', 'JCT', 'QUEUED', 'ADMISSION WAIT', 'LANE']];
   for (const job of result.jobs) {
@@ -114,6 +126,7 @@ export function formatSimulation(results: readonly SimResult[], request: Simulat
     return JSON.stringify({
       trace: request.tracePath,
       memoryBytes: request.memoryBytes,
+      maxSpeedup: request.maxSpeedup,
       policies: results.map((r) => ({
         policy: r.policy, avgJctMs: r.avgJctMs, makespanMs: r.makespanMs, peakLanes: r.peakLanes, params: r.params,
         jobs: r.jobs.map(({ name, jctMs, queuedMs, ...more }) => ({ name, jctMs, queuedMs, ...more })),

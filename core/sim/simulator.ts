@@ -8,7 +8,7 @@
  * allocates its ephemeral bytes in the job's lane, runs `iterationMs`, frees them,
  * and after `gapMs` of CPU time the job asks again. After its last iteration the
  * job leaves, its memory returns and the waiting jobs are tried again. Lanes run
- * side by side, each at full speed (no contention between lanes is modelled).
+ * side by side, sharing the GPU as `maxSpeedup` says (gpuShare.ts).
  */
 import type { BufferAllocator } from '../memory/allocator.js';
 import { BufferUsage } from '../memory/allocator.js';
@@ -16,6 +16,7 @@ import { createMemoryManager } from '../memory/memoryManager.js';
 import type { BufferLease, MemoryManager } from '../memory/types.js';
 import type { PolicyName, PolicyParamValue } from '../protocol/state.js';
 import { createScheduler, getPolicy, type Scheduler } from '../scheduler/index.js';
+import { createGpuShare } from './gpuShare.js';
 import type { TraceJob } from './trace.js';
 import { createVirtualClock } from './virtualClock.js';
 
@@ -27,6 +28,11 @@ export interface SimOptions {
   params?: Record<string, PolicyParamValue>;
   /** GPU memory admission hands out; unlimited (every job fits at once) when absent. */
   capacityBytes?: number;
+  /**
+   * The most the GPU speeds up by running iterations of different lanes at once, ≥ 1:
+   * 1 means they only take turns (no gain), absent means each lane runs as if alone.
+   */
+  maxSpeedup?: number;
 }
 
 /** One job's outcome. Times are virtual milliseconds from the trace's start. */
@@ -44,7 +50,7 @@ export interface SimJobResult {
   queuedMs: number | null;
   /** The part of queuedMs spent waiting for admission. */
   admissionWaitMs: number | null;
-  /** Σ iterationMs of its iterations. */
+  /** Σ time its iterations held the GPU (iterationMs each, more when lanes slowed each other). */
   gpuMs: number;
   lane: string | null;
   reason: string | null;
@@ -55,6 +61,8 @@ export interface SimResult {
   policy: PolicyName;
   params: Record<string, PolicyParamValue>;
   capacityBytes: number;
+  /** As given; null when unlimited. */
+  maxSpeedup: number | null;
   /** Mean JCT of the jobs that ran, or null when none did. */
   avgJctMs: number | null;
   /** Last finish − first arrival, over the jobs that ran (0 when none did). */
@@ -84,6 +92,7 @@ interface JobRun {
   finishMs: number | null;
   queuedMs: number | null;
   itersDone: number;
+  gpuMs: number;
   lane: string | null;
   reason: string | null;
   ephemeral: BufferLease | null;
@@ -104,9 +113,10 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
   let failure: unknown = null;
   const scheduler: Scheduler = createScheduler({ clock, policy, params: options.params, onListenerError: (error) => { failure ??= error; } });
   const memory = createMemoryManager({ capacityBytes, capacitySource: 'simulated', allocator: nullAllocator() });
+  const gpu = createGpuShare(clock, options.maxSpeedup ?? Infinity);
   const runs = trace.map((spec, index): JobRun => ({
     spec, id: `job-${index + 1}`, arrivalMs: spec.arrivalS * 1000, admittedMs: null, finishMs: null, queuedMs: null,
-    itersDone: 0, lane: null, reason: null, ephemeral: null,
+    itersDone: 0, gpuMs: 0, lane: null, reason: null, ephemeral: null,
   }));
   const byId = new Map(runs.map((run) => [run.id, run]));
   const waiting: JobRun[] = [];
@@ -134,12 +144,13 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
     }
   }
 
-  function endIteration(run: JobRun): void {
+  function endIteration(run: JobRun, elapsedMs: number): void {
     if (run.ephemeral) memory.free(run.ephemeral);
     run.ephemeral = null;
     memory.endIteration(run.id);
-    scheduler.finishIteration(run.id, run.spec.iterationMs);
+    scheduler.finishIteration(run.id, elapsedMs);
     run.itersDone += 1;
+    run.gpuMs += elapsedMs;
     if (run.itersDone < run.spec.iterations) {
       if (run.spec.gapMs > 0) clock.setTimeout(() => request(run), run.spec.gapMs);
       else request(run);
@@ -158,7 +169,7 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
     memory.beginIteration(run.id);
     // STORAGE without COPY_DST is never pooled: the lane holds exactly the declared bytes.
     if (run.spec.ephemeralBytes > 0) run.ephemeral = allocateOrThrow(memory, run, run.spec.ephemeralBytes, BufferUsage.STORAGE, 'activations');
-    clock.setTimeout(() => endIteration(run), run.spec.iterationMs);
+    gpu.start(run, run.spec.iterationMs, (elapsedMs) => endIteration(run, elapsedMs));
   });
 
   for (const run of runs) {
@@ -179,10 +190,10 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
   if (memory.liveBuffers().count !== 0) throw new Error(`simulate: ${memory.liveBuffers().count} buffers still held after every job left`);
   const params = scheduler.policyInfo().params;
   scheduler.dispose();
-  return summarize(runs, { policy, params, capacityBytes, peakLanes });
+  return summarize(runs, { policy, params, capacityBytes, maxSpeedup: options.maxSpeedup ?? null, peakLanes });
 }
 
-function summarize(runs: readonly JobRun[], head: Pick<SimResult, 'policy' | 'params' | 'capacityBytes' | 'peakLanes'>): SimResult {
+function summarize(runs: readonly JobRun[], head: Pick<SimResult, 'policy' | 'params' | 'capacityBytes' | 'maxSpeedup' | 'peakLanes'>): SimResult {
   const jobs = runs.map((run): SimJobResult => ({
     name: run.spec.name,
     state: run.finishMs === null ? 'refused' : 'done',
@@ -192,7 +203,7 @@ function summarize(runs: readonly JobRun[], head: Pick<SimResult, 'policy' | 'pa
     jctMs: run.finishMs === null ? null : run.finishMs - run.arrivalMs,
     queuedMs: run.queuedMs,
     admissionWaitMs: run.admittedMs === null ? null : run.admittedMs - run.arrivalMs,
-    gpuMs: run.itersDone * run.spec.iterationMs,
+    gpuMs: run.gpuMs,
     lane: run.lane,
     reason: run.reason,
   }));

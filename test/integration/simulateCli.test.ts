@@ -69,6 +69,16 @@ describe('salus simulate', () => {
     expect(strict.policies[0].avgJctMs).not.toBeCloseTo(3700 / 3, 0);
   });
 
+  it('lets lanes share the GPU with --max-speedup', () => {
+    const run = salus(csvPath, '--policy', 'PACK', '--max-speedup', '1');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("PACK (memory unlimited, lanes side by side at most 1× one lane's speed): average JCT");
+    const out = JSON.parse(salus(csvPath, '--json', '--policy', 'PACK', '--max-speedup', '1').stdout);
+    // Taking turns only: all 1700 ms of work, as on one lane.
+    expect(out).toMatchObject({ maxSpeedup: 1, policies: [{ policy: 'PACK', makespanMs: 1700, peakLanes: 3 }] });
+    expect(salus(csvPath, '--max-speedup', '0.5').stderr).toContain("--max-speedup must be a number of at least 1 (1: lanes take turns on the GPU), got '0.5'");
+  });
+
   it('says what is wrong with a trace or an option', () => {
     const badPath = join(dir, 'bad.csv');
     writeFileSync(badPath, [HEADER, ROWS[0], 'B,soon,2,100,0,0,0'].join('\n'));

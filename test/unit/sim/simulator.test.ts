@@ -94,6 +94,25 @@ describe('simulate', () => {
     expect(tight.makespanMs).toBe(3000);
   });
 
+  it('shares the GPU between lanes as maxSpeedup says', () => {
+    const trace = [job('a', 0, 10, 100), job('b', 0, 10, 100)];
+    // Taking turns only: two lanes at half speed each end together, when one lane would have ended both.
+    const shared = simulate(trace, { policy: 'PACK', maxSpeedup: 1 });
+    expect(shared.peakLanes).toBe(2);
+    expect(jct(shared)).toEqual({ a: 2000, b: 2000 });
+    expect(shared.jobs.map((j) => j.gpuMs)).toEqual([2000, 2000]);
+    // 1.5× the work at once: each lane at 0.75 of full speed.
+    expect(simulate(trace, { policy: 'PACK', maxSpeedup: 1.5 }).makespanMs).toBeCloseTo(1000 / 0.75, 6);
+    // Rates change as iterations come and go: b's one iteration at half speed, 0–200; a's second alone, 200–300.
+    const uneven = simulate([job('a', 0, 2, 100), job('b', 0, 1, 100)], { policy: 'PACK', maxSpeedup: 1 });
+    expect(jct(uneven)).toEqual({ a: 300, b: 200 });
+    // b arrives half-way through a's iteration: a has 50 ms of work left, done at half speed by 150; b's iteration
+    // runs 50–150 at half speed (50 ms of work), then alone 150–200.
+    const late = simulate([job('a', 0, 1, 100), job('b', 0.05, 1, 100)], { policy: 'PACK', maxSpeedup: 1 });
+    expect(jct(late)).toEqual({ a: 150, b: 150 });
+    expect(() => simulate(trace, { policy: 'PACK', maxSpeedup: 0.5 })).toThrow(/must be 1 or more, got 0.5/);
+  });
+
   it('runs the highest priority first under PRIORITY', () => {
     const trace = [job('busy', 0, 3, 100), job('low', 0.01, 2, 100, { priority: 1 }), job('high', 0.02, 2, 100, { priority: 5 })];
     const result = simulate(trace, { policy: 'PRIORITY', params: { agingPerSecond: 0 } });
