@@ -11,7 +11,7 @@ import { parseSize } from '../memory/size.js';
 import { parseKnobValue } from '../scheduler/params.js';
 import { formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
-import { formatSimulation, parseSimulateArgs, runSimulation } from './simulate.js';
+import { formatSimulation, historyTraceCsv, parseSimulateArgs, runSimulation } from './simulate.js';
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
@@ -36,6 +36,8 @@ const USAGE = `usage: salus <command> [options]
   history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N] [--data-dir DIR]
                           recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d);
                           with no service running, read from the data folder
+  history --trace [the same filters]
+                          those jobs as a trace for salus simulate
   logs ID [--follow]      a job's output (stdout and stderr), live with --follow
   memory [--json]         the memory map
   policy [NAME] [--set KEY=VALUE]... [--json]
@@ -137,8 +139,11 @@ async function main(argv: string[]): Promise<number> {
         args: rest, options: {
           json: { type: 'boolean' }, socket: { type: 'string' }, state: { type: 'string', multiple: true },
           name: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, 'data-dir': { type: 'string' },
+          trace: { type: 'boolean' },
         },
       });
+      if (values.trace && values.json) throw new UsageError('salus history: --trace and --json each choose the output; give one');
+      const show = (entries: HistoryEntry[]) => (values.trace ? process.stdout.write(historyTraceCsv(entries)) : print(Boolean(values.json), entries, formatHistory));
       let filter;
       try {
         filter = historyFilter(values);
@@ -147,13 +152,13 @@ async function main(argv: string[]): Promise<number> {
       }
       const socket = await findServiceSocket(values.socket);
       if (await isListening(socket)) {
-        print(Boolean(values.json), await control<HistoryEntry[]>(values.socket, 'history', filter), formatHistory);
+        show(await control<HistoryEntry[]>(values.socket, 'history', filter));
         return 0;
       }
       // No service: read its data folder (every service's jobs there), as a crashed one left it.
       const dataDir = resolveDataDir(values['data-dir']);
       process.stderr.write(`salus: no service is running; the history in ${dataDir}:\n`);
-      print(Boolean(values.json), readHistoryOffline(dataDir, filter), formatHistory);
+      show(readHistoryOffline(dataDir, filter));
       return 0;
     }
     case 'logs': {

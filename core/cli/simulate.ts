@@ -11,8 +11,10 @@ import { parseArgs } from 'node:util';
 import { formatBytes, parseSize } from '../memory/size.js';
 import { POLICY_NAMES, type PolicyParamValue } from '../protocol/state.js';
 import { getPolicy, parseKnobValue } from '../scheduler/index.js';
+import type { HistoryEntry } from '../protocol/history.js';
+import { traceFromHistory } from '../sim/fromHistory.js';
 import { simulate, type SimResult } from '../sim/simulator.js';
-import { parseTrace } from '../sim/trace.js';
+import { formatTraceCsv, parseTrace } from '../sim/trace.js';
 import { table } from './format.js';
 
 /** What `salus simulate` was asked to do. */
@@ -135,4 +137,13 @@ export function formatSimulation(results: readonly SimResult[], request: Simulat
   }
   const comparison = formatComparison(results);
   return [...results.map((r) => formatOne(r, request)), ...(comparison ? [comparison] : [])].join('\n\n');
+}
+
+/** `salus history --trace`: the history's jobs that ran as a CSV trace, with a comment saying what was left out. */
+export function historyTraceCsv(entries: readonly HistoryEntry[]): string {
+  const { jobs, skipped } = traceFromHistory(entries);
+  const notes = [`${jobs.length} jobs from salus history, for salus simulate (docs/simulator.md)`];
+  if (skipped > 0) notes.push(`${skipped} more ran no iteration and are left out`);
+  if (jobs.length === 0) return `${notes.map((line) => `# ${line}`).join('\n')}\n`;
+  return formatTraceCsv(jobs, notes);
 }

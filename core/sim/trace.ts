@@ -176,3 +176,19 @@ export function parseTrace(text: string, source = 'trace'): TraceJob[] {
   }
   return located.map(({ job }) => job);
 }
+
+/** Quotes a CSV field when it needs it (a comma, a quote, or spaces at its ends). */
+function csvField(value: string | number): string {
+  const text = String(value);
+  return /[",]|^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/**
+ * The jobs as a CSV trace that `parseTrace` reads back: the contract's columns, plus
+ * gapMs when some job has a gap; `comments` become `#` lines at the top.
+ */
+export function formatTraceCsv(jobs: readonly TraceJob[], comments: readonly string[] = []): string {
+  const columns: (keyof TraceJob)[] = [...TRACE_COLUMNS, ...(jobs.some((job) => job.gapMs > 0) ? OPTIONAL_TRACE_COLUMNS : [])];
+  const lines = [...comments.map((line) => `# ${line}`), columns.join(','), ...jobs.map((job) => columns.map((column) => csvField(job[column])).join(','))];
+  return `${lines.join('\n')}\n`;
+}

@@ -5,6 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireBuild, SALUS_BIN } from '../helpers/service.js';
+import { HistoryStore } from '../../core/history/store.js';
+import type { JobInfo } from '../../core/protocol/state.js';
 
 let dir: string;
 let csvPath: string;
@@ -14,10 +16,12 @@ let jsonPath: string;
 const HEADER = 'name,arrivalS,iterations,iterationMs,persistentBytes,ephemeralBytes,priority';
 const ROWS = ['A,0,10,100,1MiB,4MiB,0', 'B,0.05,2,100,1MiB,4MiB,0', 'C,0.15,5,100,1MiB,4MiB,0'];
 
-function salus(...args: string[]) {
-  const result = spawnSync(process.execPath, [SALUS_BIN, 'simulate', ...args], { encoding: 'utf8', timeout: 30_000 });
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [SALUS_BIN, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
+
+const salus = (...args: string[]) => run(['simulate', ...args]);
 
 beforeAll(() => {
   requireBuild();
@@ -99,5 +103,35 @@ describe('salus simulate', () => {
     expect(range.stderr).toContain('holdMs: -5 is below 0');
     expect(salus(csvPath, '--memory', 'lots').stderr).toContain('--memory: invalid size "lots"');
     expect(salus().stderr).toContain('salus simulate needs one TRACE file (CSV or JSON)');
+  });
+
+  it('replays the job history: salus history --trace makes a trace salus simulate reads', () => {
+    const dataDir = join(dir, 'data');
+    const store = HistoryStore.open(dataDir);
+    const runId = store.beginRun('/nowhere.sock', 1, '0.1.0', 1000);
+    const job = (id: string, name: string, submittedAt: number, done: number, attainedMs: number): JobInfo => ({
+      id, name, state: 'done', priority: 0, iterations: { done, total: done }, memory: { persistentBytes: 1 << 20, ephemeralPeakBytes: 1 << 20 },
+      lane: null, submittedAt, startedAt: submittedAt, finishedAt: submittedAt + attainedMs, avgIterationMs: attainedMs / done, attainedMs, queuedMs: 0,
+      error: null, pid: null, iterationSource: 'sdk',
+    });
+    const jobs = [job('job-1', 'long', 1000, 20, 2000), job('job-2', 'short', 1100, 2, 200)];
+    jobs.forEach((info, i) => {
+      store.insertJob(runId, i + 1, { ...info, state: 'queued' }, { name: info.name, file: null, args: [], hints: { iterations: info.iterations.done }, priority: 0 });
+      store.updateJob(runId, info);
+    });
+    store.endRun(runId, 5000);
+    store.close();
+    // No service on this socket: the history is read from the data folder.
+    const offline = { SALUS_SOCKET: join(dir, 'no.sock') };
+    const trace = run(['history', '--trace', '--data-dir', dataDir], offline);
+    expect(trace.code).toBe(0);
+    expect(trace.stdout).toContain('name,arrivalS,iterations,iterationMs,persistentBytes,ephemeralBytes,priority\nlong,0,20,100,1048576,1048576,0\nshort,0.1,2,100,');
+    const tracePath = join(dir, 'history.csv');
+    writeFileSync(tracePath, trace.stdout);
+    const out = JSON.parse(salus(tracePath, '--json', '--policy', 'FIFO,SRTF').stdout);
+    // FIFO: short waits for long (2000 ms of work from 0 s): ends at 2200, arrived at 100. SRTF: short runs at long's first boundary.
+    expect(out.policies[0].jobs.map((j: any) => j.jctMs)).toEqual([2000, 2100]);
+    expect(out.policies[1].jobs.map((j: any) => j.jctMs)).toEqual([2200, 200]);
+    expect(run(['history', '--trace', '--json', '--data-dir', dataDir], offline).stderr).toContain('--trace and --json each choose the output; give one');
   });
 });
