@@ -1,0 +1,44 @@
+/**
+ * S1 of the evaluation (issue 10): average JCT FIFO / SRTF on a 100-job trace shaped
+ * like the Salus paper's (paper: 3.19×). The trace in assets/traces is what
+ * bench/paper/paperTrace.ts makes; docs/simulator.md says where its numbers come from.
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PAPER_MODELS, paperTraceCsv, RUN_MINUTES } from '../../../bench/paper/paperTrace.js';
+import { simulate } from '../../../core/sim/simulator.js';
+import { parseTrace } from '../../../core/sim/trace.js';
+
+const ASSET = join(import.meta.dirname, '../../../assets/traces/paper-100.csv');
+const text = readFileSync(ASSET, 'utf8');
+const trace = parseTrace(text, 'paper-100.csv');
+
+describe('the paper-shaped trace', () => {
+  it('is what bench/paper/paperTrace.ts makes, with the paper\'s models, hints and run lengths', () => {
+    expect(text).toBe(paperTraceCsv());
+    expect(trace).toHaveLength(100);
+    for (const job of trace) {
+      const model = PAPER_MODELS.find((m) => job.name.includes(`-${m.name}-`))!;
+      expect(model, job.name).toBeDefined();
+      expect(job).toMatchObject({ iterationMs: model.iterationMs, persistentBytes: Math.round(model.persistentBytes), ephemeralBytes: Math.round(model.ephemeralBytes) });
+      const minutes = (job.iterations * job.iterationMs) / 60_000;
+      expect(RUN_MINUTES.some((m) => Math.abs(m - minutes) * 60_000 <= job.iterationMs), `${job.name}: ${minutes} min`).toBe(true);
+    }
+    // The paper's makespan (about 300 minutes for 100 jobs, the GPU busy throughout) puts the mean run near 3 minutes.
+    const meanMinutes = trace.reduce((sum, job) => sum + job.iterations * job.iterationMs, 0) / trace.length / 60_000;
+    expect(meanMinutes).toBeGreaterThan(2.5);
+    expect(meanMinutes).toBeLessThan(3.5);
+  });
+
+  it('S1: average JCT is 2.79× better with SRTF than FIFO (paper 3.19×, within 15%)', () => {
+    const fifo = simulate(trace, { policy: 'FIFO' });
+    const srtf = simulate(trace, { policy: 'SRTF' });
+    const ratio = fifo.avgJctMs! / srtf.avgJctMs!;
+    expect(ratio).toBeCloseTo(2.79, 2);
+    expect(Math.abs(ratio / 3.19 - 1)).toBeLessThan(0.15);
+    // One lane, work conserving in effect (no gaps): both end when the last job's work is done.
+    expect(fifo.makespanMs).toBe(srtf.makespanMs);
+    expect(fifo.peakLanes).toBe(1);
+  }, 120_000);
+});
