@@ -33,6 +33,13 @@ describe('simulate', () => {
     expect(result.makespanMs).toBe(1700);
   });
 
+  it('lets jobs arriving at the same time arrive in file order', () => {
+    const ab = simulate([job('a', 1, 2, 100), job('b', 1, 1, 100)], { policy: 'FIFO' });
+    expect(ab.jobs.map((j) => j.finishMs)).toEqual([1200, 1300]);
+    const ba = simulate([job('b', 1, 1, 100), job('a', 1, 2, 100)], { policy: 'FIFO' });
+    expect(ba.jobs.map((j) => j.finishMs)).toEqual([1100, 1300]);
+  });
+
   it('accounts every millisecond: JCT = queued + iterations + gaps', () => {
     const trace = [job('A', 0, 4, 30, { gapMs: 7 }), job('B', 0.01, 3, 50, { gapMs: 20 }), job('C', 0.02, 5, 10)];
     for (const policy of ['FIFO', 'SRTF', 'PACK', 'FAIR', 'PRIORITY']) {
