@@ -67,7 +67,6 @@ export class HistoryRecorder implements ServiceHistory {
   ) {}
 
   output(id: string): string | null {
-    if (!this.earlierJobs.some((job) => job.id === id)) return null;
     return this.guard('read an output', () => this.store.output(this.serviceKey, id)) ?? null;
   }
 

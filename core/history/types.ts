@@ -8,7 +8,7 @@ export interface ServiceHistory {
   readonly earlierJobs: JobInfo[];
   /** This run's first job number, so `job-N` ids stay unique across runs. */
   readonly firstJobNumber: number;
-  /** The output tail kept for an earlier run's job, or null when none is kept. */
+  /** The output tail kept for a recorded job of this service (the newest with that id), or null when none is. */
   output(id: string): string | null;
   /** `salus history`: recorded jobs of every run, newest first. */
   list(filter: HistoryFilter): HistoryEntry[];
