@@ -28,6 +28,8 @@ export interface ResidentSession {
   warnedWaiting?: boolean;
   /** How its bind groups were made, to rebuild them. */
   readonly bindGroupSources: BindGroupSources;
+  /** Ends the memory side of its last iteration if only that is open, so its buffers count as persistent and may page. */
+  settleMemory(): void;
 }
 
 /** A bind group's descriptor, kept so it can be made again on buffers that paged back in. */
@@ -182,6 +184,7 @@ export class Residency {
     const candidates: Array<{ owner: ResidentSession; entry: BufferEntry; lease: BufferLease }> = [];
     for (const owner of this.sessions) {
       if (owner === session || owner.busy) continue;
+      owner.settleMemory();
       const pins = pinned(owner.objects);
       for (const entry of owner.objects.values()) {
         if (entry.kind !== 'buffer' || !entry.lease || entry.destroyed || pins.has(entry)) continue;

@@ -343,6 +343,14 @@ export class Session implements ResidentSession {
     }
   }
 
+  /**
+   * Ends now the memory side of an iteration whose scheduling side ended (normally it ends at the job's next
+   * non-release command), so that what it still holds counts as persistent and may page out. Only between batches.
+   */
+  settleMemory(): void {
+    if (!this.busy && !this.closed && this.memoryIterationOpen && !this.inIteration && !this.memoryBeginPending) this.endMemoryIteration();
+  }
+
   private endMemoryIteration(): void {
     this.memoryIterationOpen = false;
     this.memory.endIteration(this.jobId);
