@@ -1,6 +1,7 @@
 /**
  * The simulator against the real thing: a small trace of training jobs runs on a
- * real `salus serve` (SRTF, then FIFO), then through `simulate` with each job's
+ * real `salus serve` (SRTF, then FIFO; and three like jobs under PACK, each in its
+ * own lane, as in the paper's sweep), then through `simulate` with each job's
  * measured iteration time (the service's GPU time per iteration) and measured CPU
  * gap between iterations. Average JCT and makespan must agree within 15%: the
  * queueing, the part the simulator predicts, is not fed in.
@@ -21,13 +22,21 @@ import { lastJson, ROOT, startService, type JobProcess, type TestService } from 
 const TRAIN = join(ROOT, 'bench', 'paper', 'jobs', 'train.js');
 const KiB = 1024;
 const HINTS = ['--persistent', String(256 * KiB), '--ephemeral', String(256 * KiB)];
+interface RealJob {
+  name: string;
+  iterations: number;
+  arrivalMs: number;
+}
+
 /** A long job first, shorter ones arriving while it runs: SRTF reorders them, FIFO does not. */
-const TRACE = [
+const MIXED: RealJob[] = [
   { name: 'long', iterations: 30, arrivalMs: 0 },
   { name: 'short', iterations: 5, arrivalMs: 150 },
   { name: 'medium', iterations: 12, arrivalMs: 300 },
   { name: 'tiny', iterations: 3, arrivalMs: 450 },
 ];
+/** Three jobs of one kind, side by side in three lanes. */
+const SWEEP: RealJob[] = [0, 1, 2].map((i) => ({ name: `sweep-${i}`, iterations: 12, arrivalMs: 100 * i }));
 
 let service: TestService | null = null;
 let dir: string | null = null;
@@ -44,7 +53,7 @@ interface Measured {
   trace: TraceJob[];
 }
 
-async function runReal(policy: 'SRTF' | 'FIFO'): Promise<Measured> {
+async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob[]): Promise<Measured> {
   service = await startService(['--memory', '256MiB', '--policy', policy]);
   dir = mkdtempSync(join(tmpdir(), 'salus-sim-validation-'));
   const startFile = join(dir, 'start');
@@ -80,10 +89,11 @@ async function runReal(policy: 'SRTF' | 'FIFO'): Promise<Measured> {
 }
 
 describe('the simulator against a real salus serve', () => {
-  for (const policy of ['SRTF', 'FIFO'] as const) {
+  for (const [policy, trace] of [['SRTF', MIXED], ['FIFO', MIXED], ['PACK', SWEEP]] as const) {
     it(`predicts ${policy}'s average JCT and makespan within 15%`, async () => {
-      const real = await runReal(policy);
+      const real = await runReal(policy, trace);
       const simulated = simulate(real.trace, { policy, capacityBytes: 256 * 1024 * KiB });
+      expect(simulated.peakLanes).toBe(policy === 'PACK' ? 3 : 1);
       const detail = JSON.stringify({ real: { avgJctMs: real.avgJctMs, makespanMs: real.makespanMs }, simulated: { avgJctMs: simulated.avgJctMs, makespanMs: simulated.makespanMs }, trace: real.trace });
       // From the trace's start (virtual time 0), as the real one.
       const simulatedMakespanMs = Math.max(...simulated.jobs.map((job) => job.finishMs!));
