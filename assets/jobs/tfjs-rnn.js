@@ -1,0 +1,165 @@
+/**
+ * Example job: a small recurrent net (an Elman RNN, unrolled over a sequence)
+ * in TensorFlow.js on its WebGPU backend, trained with Adam on seeded synthetic
+ * sequences (no downloads). Each target is what a fixed random "teacher" RNN
+ * outputs after reading the same sequence, so the student must learn to carry
+ * state across steps: h_t = tanh(x_t Wx + h_{t-1} Wh + b), y = h_T v + c.
+ * TF.js's core registers no gradients (its union package does), so the
+ * backward pass through time is written out, as in tfjs-train.js.
+ *
+ * Each training step is one iteration, marked with `globalThis.salus.iteration`
+ * when the job runs under `salus run` (a plain call under `salus run --local`),
+ * and the total is declared up front with `setHints`.
+ *
+ * Run: `salus run assets/jobs/tfjs-rnn.js -- --size small --iterations 60`
+ * Args: --size small|medium|large, --iterations N, --log-every K, --lr X, --seed S.
+ * Prints `{"step":..,"loss":..}` every K steps and `{"final":{"loss":..,"checksum":..}}`.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-webgpu';
+
+const INPUTS = 4;
+const TEACHER_HIDDEN = 8;
+/** Batch, sequence length (steps unrolled) and hidden units of the student. */
+const SIZES = {
+  small: { batch: 8, steps: 6, hidden: 16 },
+  medium: { batch: 16, steps: 12, hidden: 32 },
+  large: { batch: 32, steps: 24, hidden: 64 },
+};
+/** TF.js's MatMulProgramType.MatMulPackedProgram. */
+const MATMUL_PACKED = 3;
+
+function parseArgs(argv) {
+  const opts = { size: 'small', iterations: 60, logEvery: 10, lr: 0.01, seed: 1 };
+  const names = { '--iterations': 'iterations', '--log-every': 'logEvery', '--lr': 'lr', '--seed': 'seed' };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (flag === '--size' && value in SIZES) opts.size = value;
+    else if (names[flag] && Number.isFinite(Number(value))) opts[names[flag]] = Number(value);
+    else throw new Error(`tfjs-rnn: bad argument ${flag} ${value ?? ''} (--size small|medium|large, --iterations N, --log-every K, --lr X, --seed S)`);
+  }
+  return opts;
+}
+
+/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const uniformArray = (rand, length, scale) => Float32Array.from({ length }, () => (rand() * 2 - 1) * scale);
+
+/** The fixed teacher RNN that labels a sequence (an array of INPUTS-vectors). */
+function makeTeacher(rand) {
+  const H = TEACHER_HIDDEN;
+  const wx = uniformArray(rand, INPUTS * H, 1);
+  const wh = uniformArray(rand, H * H, 0.6 / Math.sqrt(H));
+  const v = uniformArray(rand, H, 1);
+  return (sequence) => {
+    let h = new Float32Array(H);
+    for (const x of sequence) {
+      const next = new Float32Array(H);
+      for (let j = 0; j < H; j++) {
+        let s = 0;
+        for (let i = 0; i < INPUTS; i++) s += x[i] * wx[i * H + j];
+        for (let k = 0; k < H; k++) s += h[k] * wh[k * H + j];
+        next[j] = Math.tanh(s);
+      }
+      h = next;
+    }
+    return h.reduce((sum, value, j) => sum + value * v[j], 0);
+  };
+}
+
+/** One batch: per step an input block [B, INPUTS], and targets [B, 1]. */
+function makeBatch(rand, teacher, batch, steps) {
+  const inputs = Array.from({ length: steps }, () => new Float32Array(batch * INPUTS));
+  const targets = new Float32Array(batch);
+  for (let b = 0; b < batch; b++) {
+    const sequence = inputs.map((block) => {
+      const x = uniformArray(rand, INPUTS, 1);
+      block.set(x, b * INPUTS);
+      return x;
+    });
+    targets[b] = teacher(sequence);
+  }
+  return { inputs, targets };
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const { batch: B, steps: T, hidden: H } = SIZES[opts.size];
+  if (!(await tf.setBackend('webgpu'))) throw new Error('tfjs-rnn: the webgpu backend did not start (is navigator.gpu set before this module is imported?)');
+  await tf.ready();
+  // TF.js picks its workgroup-reduction matmul for small outputs, whose barriers
+  // SwiftShader (the software GPU) runs ~100× slower than the packed one.
+  tf.env().set('WEBGPU_MATMUL_PROGRAM_TYPE', MATMUL_PACKED);
+  const iteration = globalThis.salus?.iteration ?? ((fn) => fn());
+  globalThis.salus?.setHints({ iterations: opts.iterations });
+
+  const initRand = prng(opts.seed);
+  const wx = tf.variable(tf.tensor2d(uniformArray(initRand, INPUTS * H, 1 / Math.sqrt(INPUTS)), [INPUTS, H]), true, 'wx');
+  const wh = tf.variable(tf.tensor2d(uniformArray(initRand, H * H, 0.5 / Math.sqrt(H)), [H, H]), true, 'wh');
+  const b = tf.variable(tf.zeros([H]), true, 'b');
+  const v = tf.variable(tf.tensor2d(uniformArray(initRand, H, 1 / Math.sqrt(H)), [H, 1]), true, 'v');
+  const c = tf.variable(tf.zeros([1]), true, 'c');
+  const weights = [wx, wh, b, v, c];
+  // Mean squared error of the RNN on (xs, y), with backpropagation through time.
+  const rnnLoss = (xs, y) =>
+    tf.customGrad((wx, wh, b, v, c, save) => {
+      const hs = [tf.zeros([B, H])];
+      for (const x of xs) hs.push(tf.tanh(tf.add(tf.add(tf.matMul(x, wx), tf.matMul(hs[hs.length - 1], wh)), b)));
+      const err = tf.sub(tf.add(tf.matMul(hs[T], v), c), y);
+      save([err, ...hs]);
+      return {
+        value: tf.mean(tf.square(err)),
+        gradFunc: (dy, [err, ...hs]) => {
+          const dPred = tf.mul(err, tf.mul(dy, 2 / B));
+          let dh = tf.matMul(dPred, v, false, true);
+          const dwx = [];
+          const dwh = [];
+          const db = [];
+          for (let t = T; t >= 1; t--) {
+            const dz = tf.mul(dh, tf.sub(1, tf.square(hs[t])));
+            dwx.push(tf.matMul(xs[t - 1], dz, true, false));
+            dwh.push(tf.matMul(hs[t - 1], dz, true, false));
+            db.push(tf.sum(dz, 0));
+            dh = tf.matMul(dz, wh, false, true);
+          }
+          return [tf.addN(dwx), tf.addN(dwh), tf.addN(db), tf.matMul(hs[T], dPred, true, false), tf.sum(dPred, 0)];
+        },
+      };
+    })(wx, wh, b, v, c);
+  const optimizer = tf.train.adam(opts.lr);
+
+  const teacher = makeTeacher(prng(opts.seed + 1000));
+  const dataRand = prng(opts.seed + 2000);
+  let loss = NaN;
+  for (let step = 0; step < opts.iterations; step++) {
+    const { inputs, targets } = makeBatch(dataRand, teacher, B, T);
+    loss = await iteration(async () => {
+      const xs = inputs.map((block) => tf.tensor2d(block, [B, INPUTS]));
+      const y = tf.tensor2d(targets, [B, 1]);
+      const cost = optimizer.minimize(() => rnnLoss(xs, y), true, weights);
+      const value = (await cost.data())[0];
+      tf.dispose([...xs, y, cost]);
+      return value;
+    });
+    if (!Number.isFinite(loss)) throw new Error(`tfjs-rnn: loss is ${loss} at step ${step}`);
+    if (step % opts.logEvery === 0 || step === opts.iterations - 1) console.log(JSON.stringify({ step, loss }));
+  }
+
+  let checksum = 0;
+  for (const w of weights) for (const value of await w.data()) checksum += value;
+  console.log(JSON.stringify({ final: { loss, checksum } }));
+  optimizer.dispose();
+  tf.dispose(weights);
+}
+
+await main();
