@@ -4,6 +4,9 @@
  * they print on a local device, because the service pages the idle job's
  * buffers out to host memory and back before its next batch; the ledger ends
  * empty. A job killed while its buffers are paged out gives every byte back.
+ * And the case of issue 8: TF.js trainers whose pooled buffers (never freed,
+ * so all persistent) pass capacity together finish with local-identical losses
+ * instead of out-of-memory errors mid-run.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,4 +90,25 @@ describe('paging jobs whose persistent memory passes capacity', () => {
     expect(otherRun.code).toBe(0);
     expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
   }, 120_000);
+
+  it('runs two TF.js trainers whose pools together pass capacity, with local-identical results', async () => {
+    const TFJS = join(ROOT, 'assets/jobs/tfjs-train.js');
+    const args = ['--', '--iterations', '3', '--batch', '1024', '--hidden', '256', '--log-every', '1'];
+    const runs = [service.startJob(['--local', TFJS, ...args]).done, service.startJob(['--name', 'tf-a', TFJS, ...args]).done, service.startJob(['--name', 'tf-b', TFJS, ...args]).done];
+    const remote = Promise.all(runs.slice(1));
+    const paged = await watchMemory((m) => m.jobs.some((j: any) => j.pagedOutBytes > 0), remote);
+    const [local, a, b] = await Promise.all(runs);
+    for (const run of [local, a, b]) expect(run.code, run.stderr.slice(-2000)).toBe(0);
+    const lines = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines(a.stdout)).toEqual(lines(local.stdout));
+    expect(lines(b.stdout)).toEqual(lines(local.stdout));
+    // Each trainer's pool (~8.4 MiB here) is persistent to the service: two pass 12 MiB only by paging.
+    expect(paged).not.toBeNull();
+    const jobs = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name.startsWith('tf-'));
+      return ours.length === 2 && ours.every((j) => j.finishedAt) && ours;
+    });
+    for (const job of jobs) expect(job).toMatchObject({ state: 'done', gpuErrors: { count: 0, first: null } });
+    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+  }, 300_000);
 });
