@@ -128,7 +128,13 @@ export class SalusService extends EventEmitter {
     switch (message.t) {
       case 'batch':
         if (!job.session) {
-          job.peer?.send({ t: 'error', code: ErrorCode.NotAllowed, message: 'GPU commands before requestDevice resolved' });
+          const why = 'GPU commands before requestDevice resolved';
+          job.peer?.send({ t: 'error', code: ErrorCode.NotAllowed, message: why });
+          // Each request of the refused batch still gets its one reply, or its caller would wait forever.
+          for (const cmd of message.cmds) {
+            const rid = (cmd as { rid?: unknown } | null)?.rid;
+            if (typeof rid === 'number') job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: why } });
+          }
           return;
         }
         return job.session.enqueue(message.cmds, payload);

@@ -19,11 +19,11 @@ export function sendFrame(socket: Socket, header: unknown, payload: Uint8Array[]
   for (const chunk of encodeFrame(header, payload)) socket.write(chunk);
 }
 
-/** Polls `check` until it returns something truthy; fails with `what` after `timeoutMs`. */
-export async function until<T>(check: () => T | undefined | null | false, what = 'a condition', timeoutMs = 10_000): Promise<T> {
+/** Polls `check` (sync or async) until it gives something truthy; fails with `what` after `timeoutMs`. */
+export async function until<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, what = 'a condition', timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));

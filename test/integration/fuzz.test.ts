@@ -117,6 +117,15 @@ describe('requests on objects that do not exist', () => {
     expect(await until(() => rogue.replies.get(3), 'the compilation info')).toMatchObject({ error: { message: expect.stringMatching(/998/) } });
     rogue.socket.destroy();
   });
+
+  it('answers the requests of a batch sent before requestDevice, which it refuses', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const rogue = await rawJob(service.socketPath);
+    send(rogue.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'early' });
+    send(rogue.socket, { t: 'batch', cmds: [{ op: 'createBuffer', id: 1, size: 16, usage: 0x9 }, { op: 'workDone', rid: 7 }] });
+    expect(await until(() => rogue.replies.get(7), 'the early workDone')).toMatchObject({ error: { message: expect.stringMatching(/before requestDevice/) } });
+    rogue.socket.destroy();
+  });
 });
 
 describe('fuzzed command batches', () => {
