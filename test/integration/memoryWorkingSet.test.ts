@@ -54,4 +54,12 @@ describe('working sets of iterations', () => {
     expect(info.iterationSource).toBe('inferred');
     expect(info.memory).toMatchObject({ liveInBytes: 1048576 + 16, writtenFirstBytes: 16, workingSetBytes: 1048576 + 16 + 16 + 262144 });
   }, 60_000);
+
+  it('trusts no write of an iteration that raised a GPU error: every buffer it touched counts as live-in', async () => {
+    const run = await service.startJob(['--name', 'bad', join(FIXTURES, 'accessKinds.js'), '--', '--iterations', '4', '--bad']).done;
+    expect(run.code).toBe(0);
+    const info = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'bad' && j.finishedAt));
+    expect(info.gpuErrors.count).toBeGreaterThan(0);
+    expect(info.memory).toMatchObject({ workingSetBytes: LIVE_IN + WRITTEN_FIRST + UNREAD, liveInBytes: LIVE_IN + WRITTEN_FIRST + UNREAD, writtenFirstBytes: 0 });
+  }, 60_000);
 });
