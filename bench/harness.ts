@@ -70,9 +70,9 @@ function childEnv(runtimeDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
  * only if the process cannot be spawned; a non-zero exit is the caller's to judge
  * (see `expectSuccess`).
  */
-export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv): SalusProcess {
+export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, nodeFlags: readonly string[] = []): SalusProcess {
   const spawnedAt = nowMs();
-  const child = spawn(process.execPath, [SALUS_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, SALUS_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: OutputLine[] = [];
   let partial = '';
   let stderr = '';
@@ -120,10 +120,13 @@ export interface BenchService {
   socketPath: string;
   /** The `salus serve` process, e.g. to read its resources from /proc. */
   pid: number | undefined;
-  /** `salus run [SALUS_ARGS] FILE -- JOB_ARGS` against this service; FILE is under bench/jobs unless absolute. */
-  run(file: string, jobArgs?: readonly string[], salusArgs?: readonly string[]): SalusProcess;
+  /**
+   * `salus run [SALUS_ARGS] FILE -- JOB_ARGS` against this service; FILE is under bench/jobs unless absolute.
+   * `nodeFlags` go to the node of `salus run`, which passes them on to the job's (e.g. `--liftoff-only`).
+   */
+  run(file: string, jobArgs?: readonly string[], salusArgs?: readonly string[], nodeFlags?: readonly string[]): SalusProcess;
   /** `salus run --local FILE -- JOB_ARGS`: the same job on a device of its own (no service involved). */
-  runLocal(file: string, jobArgs?: readonly string[]): SalusProcess;
+  runLocal(file: string, jobArgs?: readonly string[], nodeFlags?: readonly string[]): SalusProcess;
   /** Everything the service printed so far. */
   log(): string;
   /** A control call (`jobs`, `policy`, `setPolicyParams`, `snapshot`, …). */
@@ -162,12 +165,12 @@ export async function startService(serveArgs: readonly string[] = []): Promise<B
   return {
     socketPath,
     pid: child.pid,
-    run: (file, jobArgs = [], salusArgs = []) => {
-      const job = startSalus(['run', '--socket', socketPath, ...salusArgs, jobPath(file), '--', ...jobArgs], env);
+    run: (file, jobArgs = [], salusArgs = [], nodeFlags = []) => {
+      const job = startSalus(['run', '--socket', socketPath, ...salusArgs, jobPath(file), '--', ...jobArgs], env, nodeFlags);
       // A failed job may be the service's fault: keep its log with the failure.
       return { ...job, done: job.done.then((run) => (run.code === 0 ? run : { ...run, serviceLog: output })) };
     },
-    runLocal: (file, jobArgs = []) => startSalus(['run', '--local', jobPath(file), '--', ...jobArgs], env),
+    runLocal: (file, jobArgs = [], nodeFlags = []) => startSalus(['run', '--local', jobPath(file), '--', ...jobArgs], env, nodeFlags),
     log: () => output,
     async call<T>(method: string, ...params: unknown[]): Promise<T> {
       const connection = await ServiceConnection.open(socketPath, { role: 'control' });

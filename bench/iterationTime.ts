@@ -25,6 +25,14 @@ export interface ExampleSpec {
   warmup: number;
   /** Runs per mode. */
   repeats: number;
+  /**
+   * How the example is told its length and to print every iteration; default
+   * `--iterations N --log-every 1`. An example printing `{"request"}` lines instead of
+   * `{"step"}` lines (ort-serve.js) is timed by those.
+   */
+  lengthArgs?: (iterations: number) => string[];
+  /** Flags for the node of `salus run` (passed on to the job's), e.g. `--liftoff-only`. */
+  nodeFlags?: string[];
 }
 
 export interface IterationOptions {
@@ -56,18 +64,21 @@ interface ModeRun {
 }
 
 function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec): ModeRun {
-  const steps = run.lines.flatMap((line) => (line.json && typeof line.json.step === 'number' ? [line.json] : []));
+  const indexOf = (json: Record<string, any> | null) => (typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null);
+  const steps = run.lines.flatMap((line) => (indexOf(line.json) === null ? [] : [line.json!]));
   if (steps.length !== spec.iterations) throw new Error(`bench: ${spec.name} (${mode}) printed ${steps.length} of ${spec.iterations} steps`);
-  const stamps = steps.filter((s) => s.step >= spec.warmup).map((s) => s.t as number);
+  const stamps = steps.filter((s) => indexOf(s)! >= spec.warmup).map((s) => s.t as number);
   const finalLine = run.lines.find((line) => line.json?.final)?.json?.final ?? null;
   return { mode, iterationMs: diffs(stamps), final: finalLine };
 }
 
 async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
-  const args = [spec.file, '--iterations', String(spec.iterations), '--log-every', '1', ...(spec.args ?? [])];
-  if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args).done, `${spec.name} --local`), spec);
+  const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
+  const args = [spec.file, ...lengthArgs, ...(spec.args ?? [])];
+  const nodeFlags = spec.nodeFlags ?? [];
+  if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args, nodeFlags).done, `${spec.name} --local`), spec);
   const name = `${spec.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${k}`;
-  const run = expectSuccess(await service.run('timed.js', args, ['--name', name]).done, `${spec.name} via salus`);
+  const run = expectSuccess(await service.run('timed.js', args, ['--name', name], nodeFlags).done, `${spec.name} via salus`);
   const jobs = await service.call<{ name: string; avgIterationMs: number | null }[]>('jobs');
   return { ...parseRun(mode, run, spec), serviceAvgIterationMs: jobs.find((job) => job.name === name)?.avgIterationMs ?? null };
 }
@@ -78,7 +89,12 @@ function sameNumbers(runs: ModeRun[]): boolean {
     && run.final.loss === first.final.loss && run.final.checksum === first.final.checksum);
 }
 
-async function benchExample(service: BenchService, spec: ExampleSpec) {
+/**
+ * Runs `spec` `repeats` times in each mode, ABBA, on `service`: per-iteration
+ * summaries per mode, their ratio (service / local), paired ratios, and whether
+ * every run printed the same final numbers.
+ */
+export async function benchExample(service: BenchService, spec: ExampleSpec) {
   const runs: ModeRun[] = [];
   for (let k = 0; k < spec.repeats; k++) {
     // ABBA: drift in the machine's load hits both modes alike.

@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SummaryRow } from './summary.js';
 
 /** One line of the summary table; numbers already formatted with their units. */
 export interface TableRow {
@@ -25,6 +26,8 @@ export interface BenchResult {
   /** How it was measured, in a sentence or two (goes into the JSON file). */
   method: string;
   rows: TableRow[];
+  /** Its rows for the evaluation summary (bench/summary.ts), if it is one of issue 10's experiments. */
+  summaryRows?: SummaryRow[];
   data: Record<string, unknown>;
 }
 

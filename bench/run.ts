@@ -1,10 +1,14 @@
 /**
- * `npm run bench`: the benchmarks of issue 2, side by side in one run on this
- * machine. Prints a summary table and writes everything measured, with the
- * environment, to `bench/results/<timestamp>.json` (git-ignored).
+ * `npm run bench`: the benchmarks of issues 2 and 10, side by side in one run
+ * on this machine. Prints a summary table and writes everything measured, with
+ * the environment, to `bench/results/<timestamp>.json` (git-ignored); the
+ * evaluation's rows (E4, E5.*, …) go into `bench/results/summary.json`
+ * (bench/summary.ts), whose table is printed last.
  *
- * Usage: `node dist/bench/run.js [--only NAME[,NAME...]]`, NAME one of
- * switch, iteration, upload, call-path. Needs `npm run build` (the bench runs the
+ * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]]`, NAME one of
+ * switch (E4), overhead (E5), iteration, upload, call-path. `--quick` runs fewer
+ * samples, and only the evaluation's experiments unless `--only` says otherwise
+ * (under 10 minutes on 2 cores). Needs `npm run build` (the bench runs the
  * compiled `salus`, as users do).
  *
  * The machine is shared and noisy: compare the ratios within one run (each
@@ -14,18 +18,25 @@ import { parseArgs } from 'node:util';
 import { machineFacts, ROOT, startService } from './harness.js';
 import { loadavg } from 'node:os';
 import { formatTable, writeResults, type BenchResult } from './report.js';
-import { benchSwitch } from './switchLatency.js';
+import { benchSwitch, SWITCH_DEFAULTS, SWITCH_QUICK } from './switchLatency.js';
+import { benchOverhead } from './overhead.js';
+import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
 import { benchIterationTime } from './iterationTime.js';
 import { benchUpload } from './uploadThroughput.js';
 import { benchCallPath } from './callPath.js';
 import type { GpuInfo, ServiceSnapshot } from '../core/protocol/state.js';
 
-const BENCHES: Record<string, () => Promise<BenchResult>> = {
-  switch: () => benchSwitch(),
+/** Each benchmark, given `--quick`. */
+const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
+  switch: (quick) => benchSwitch(quick ? SWITCH_QUICK : SWITCH_DEFAULTS),
+  overhead: (quick) => benchOverhead({ quick }),
   iteration: () => benchIterationTime(),
   upload: () => benchUpload(),
   'call-path': () => benchCallPath(),
 };
+
+/** What `--quick` runs without `--only`: the experiments of issue 10 (their rows go into the summary). */
+const QUICK_BENCHES = ['switch', 'overhead'];
 
 /** What the figures depend on: the GPU the service opens, the CPUs, Node, the commit. */
 async function environment() {
@@ -45,8 +56,9 @@ async function environment() {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { only: { type: 'string' } } });
-  const names = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(BENCHES);
+  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } });
+  const quick = values.quick ?? false;
+  const names = values.only ? values.only.split(',').map((s) => s.trim()) : quick ? QUICK_BENCHES : Object.keys(BENCHES);
   const unknown = names.filter((name) => !BENCHES[name]);
   if (unknown.length) {
     process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}\n`);
@@ -63,7 +75,7 @@ async function main(): Promise<number> {
     const t0 = performance.now();
     process.stdout.write(`bench: ${name}…`);
     try {
-      results.push(await BENCHES[name]());
+      results.push(await BENCHES[name](quick));
       process.stdout.write(` ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     } catch (error) {
       // One broken benchmark should not cost the figures of the others.
@@ -81,6 +93,12 @@ async function main(): Promise<number> {
     failures,
   }, startedAt);
   process.stdout.write(`\n${formatTable(results)}\n\nbench: results in ${path}\n`);
+  const rows = results.flatMap((r) => r.summaryRows ?? []);
+  if (rows.length) {
+    const gpu = `${env.adapter} (${env.backend}${env.isSoftware ? ', software' : ''})`;
+    const summary = addSummaryRows(summaryPath(ROOT), rows, { machine: { ...machineFacts(), quick }, gpu });
+    process.stdout.write(`\n${formatSummary(summary.rows)}\n\nbench: evaluation summary in ${summaryPath(ROOT)}\n`);
+  }
   return failures.length ? 1 : 0;
 }
 

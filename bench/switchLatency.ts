@@ -34,6 +34,10 @@ export interface SwitchOptions {
 }
 
 export const SWITCH_DEFAULTS: SwitchOptions = { iterations: 40, coldStarts: 5, localColdStarts: 3, weightsMib: 64, work: 32 };
+/** `npm run bench -- --quick`: the same job, fewer samples. */
+export const SWITCH_QUICK: SwitchOptions = { ...SWITCH_DEFAULTS, iterations: 24, coldStarts: 3, localColdStarts: 1 };
+/** Issue 10's target for E4: cold start / switch ≥ 500. */
+const TARGET_E4 = 500;
 
 interface Iteration {
   job: string;
@@ -172,6 +176,16 @@ export async function benchSwitch(options: SwitchOptions = SWITCH_DEFAULTS): Pro
           reference: '', ratio: '', goal: '', met: null,
         },
       ],
+      summaryRows: [{
+        id: 'E4',
+        what: `cold start of a job in a fresh process / switch between two resident jobs (median${sameLane ? '' : '; NOT one lane'})`,
+        ours: Number(switchSummary.median.toFixed(3)),
+        baseline: Number(coldSummary.median.toFixed(1)),
+        unit: 'ms',
+        ratio: Number(ratio.toFixed(1)),
+        paper: 'second-scale (checkpoint) vs iteration-scale',
+        target: TARGET_E4,
+      }],
       data: {
         options,
         policy: { name: 'FAIR', params: SWITCH_PARAMS },

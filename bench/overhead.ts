@@ -1,0 +1,106 @@
+/**
+ * E5 (issue 10): the service's overhead per workload of the zoo — per-iteration
+ * time on a local device (`salus run --local`) / through the service (`salus
+ * run`), one summary row per workload (`E5.tfjs-mlp`, …), target ≥ 0.90.
+ *
+ * Each workload runs unmodified inside bench/jobs/timed.js, alternating the two
+ * sides ABBA on one idle service (bench/iterationTime.ts's `benchExample`);
+ * per-iteration time is the gap between consecutive step (or request) lines
+ * after a warm-up, and both sides must print the same final numbers. The ORT
+ * servers run closed-loop (`--rate 0`), so a request's gap is its service time.
+ */
+import { startService } from './harness.js';
+import { benchExample, type ExampleSpec } from './iterationTime.js';
+import { medianP90, type BenchResult, type TableRow } from './report.js';
+import { round, rounded } from './stats.js';
+import type { SummaryRow } from './summary.js';
+
+/** A zoo workload: the example spec plus what its row says. */
+interface Workload {
+  id: string;
+  what: string;
+  spec: (quick: boolean) => ExampleSpec;
+}
+
+const ORT_LENGTH = (requests: number) => ['--requests', String(requests), '--rate', '0'];
+const LIFTOFF = ['--liftoff-only'];
+
+/** The zoo, at one size each (smaller and shorter with `quick`). */
+export const WORKLOADS: Workload[] = [
+  {
+    id: 'tfjs-mlp', what: 'TF.js MLP (batch 64, hidden 32)',
+    spec: (quick) => ({ name: 'tfjs-mlp', file: 'assets/jobs/tfjs-train.js', iterations: quick ? 24 : 40, warmup: quick ? 6 : 10, repeats: quick ? 2 : 4 }),
+  },
+  {
+    id: 'tfjs-cnn', what: 'TF.js CNN',
+    spec: (quick) => ({ name: 'tfjs-cnn', file: 'assets/jobs/tfjs-cnn.js', args: ['--size', quick ? 'small' : 'medium'], iterations: quick ? 20 : 30, warmup: quick ? 5 : 8, repeats: quick ? 2 : 3 }),
+  },
+  {
+    id: 'tfjs-rnn', what: 'TF.js RNN',
+    spec: (quick) => ({ name: 'tfjs-rnn', file: 'assets/jobs/tfjs-rnn.js', args: ['--size', quick ? 'small' : 'medium'], iterations: quick ? 20 : 30, warmup: quick ? 5 : 8, repeats: quick ? 2 : 3 }),
+  },
+  {
+    id: 'wgsl-mlp', what: 'WGSL MLP (batch 512, hidden 64)',
+    spec: (quick) => ({ name: 'wgsl-mlp', file: 'assets/jobs/wgsl-train.js', args: ['--batch', '512', '--hidden', '64'], iterations: quick ? 40 : 80, warmup: quick ? 10 : 20, repeats: quick ? 2 : 3 }),
+  },
+  {
+    id: 'ort-mlp', what: 'ORT server, MLP batch 1, closed loop',
+    spec: (quick) => ({ name: 'ort-mlp', file: 'assets/jobs/ort-serve.js', args: ['--size', 'small'], lengthArgs: ORT_LENGTH, nodeFlags: LIFTOFF, iterations: quick ? 30 : 60, warmup: 5, repeats: quick ? 2 : 3 }),
+  },
+  {
+    id: 'ort-convnet', what: 'ORT server, conv net batch 1, closed loop',
+    spec: (quick) => ({ name: 'ort-convnet', file: 'assets/jobs/ort-serve.js', args: ['--size', 'medium'], lengthArgs: ORT_LENGTH, nodeFlags: LIFTOFF, iterations: quick ? 20 : 40, warmup: 4, repeats: quick ? 2 : 3 }),
+  },
+];
+
+/** The paper's statement for E5 (SALUS-NOTES.md). */
+const PAPER_E5 = '0.9–1.15 of TF for most models; VAE, SuperRes outliers';
+/** Issue 10's target: local / service ≥ 0.90 for every workload. */
+const TARGET_E5 = 0.9;
+
+/** Runs every workload on one fresh service; a table row and a summary row each. */
+export async function benchOverhead(options: { quick: boolean; only?: string[] } = { quick: false }): Promise<BenchResult> {
+  const workloads = WORKLOADS.filter((w) => !options.only || options.only.includes(w.id));
+  const service = await startService();
+  try {
+    const results = [];
+    for (const workload of workloads) results.push({ workload, result: await benchExample(service, workload.spec(options.quick)) });
+    const summaryRows: SummaryRow[] = results.map(({ workload, result }) => ({
+      id: `E5.${workload.id}`,
+      what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median)${result.sameNumbers ? '' : ' RESULTS DIFFER'}`,
+      ours: round(result.salus.median),
+      baseline: round(result.local.median),
+      unit: 'ms',
+      ratio: round(result.local.median / result.salus.median),
+      paper: PAPER_E5,
+      target: TARGET_E5,
+    }));
+    const rows: TableRow[] = results.map(({ workload, result }) => {
+      const ratio = result.local.median / result.salus.median;
+      return {
+        metric: `E5.${workload.id} iteration (median / p90)${result.sameNumbers ? '' : ' RESULTS DIFFER'}`,
+        salus: medianP90(result.salus), reference: medianP90(result.local),
+        ratio: `${ratio.toFixed(2)} (paired ${(1 / result.pairedRatioMedian).toFixed(2)})`,
+        goal: `≥${TARGET_E5.toFixed(2)}`, met: result.sameNumbers && ratio >= TARGET_E5,
+      };
+    });
+    return {
+      name: 'E5 overhead',
+      method: 'Each zoo workload runs unmodified in bench/jobs/timed.js, salus run and salus run --local alternating ABBA on one idle service; per-iteration time = gap between consecutive step/request lines after warm-up; ratio = median(local) / median(service); paired = median over repeats of local/service medians.',
+      rows,
+      summaryRows,
+      data: Object.fromEntries(results.map(({ workload, result }) => [workload.id, {
+        ...result.spec,
+        lengthArgs: undefined,
+        serviceMs: rounded(result.salus),
+        localMs: rounded(result.local),
+        ratioLocalToService: round(result.local.median / result.salus.median),
+        pairedRatios: result.pairedRatios.map((x) => round(1 / x)),
+        sameNumbers: result.sameNumbers,
+        finals: result.finals,
+      }])),
+    };
+  } finally {
+    await service.stop();
+  }
+}
