@@ -2,8 +2,12 @@
  * SRTF: shortest remaining time first, re-decided at every iteration boundary (so a
  * short job preempts a long one between its iterations, never inside one).
  * remaining = (itersTotal − itersDone) × avgIterationMs. A job with no declared total
- * ranks after every job with one; a job with no measured iteration yet is assumed as
- * fast as the mean of the lane's measured jobs, or `defaultIterationMs` when none is.
+ * ranks after every job with one. A job with a total but no measured iteration yet
+ * runs one iteration first (`probeFirst`), so its remaining time is measured rather
+ * than guessed: the paper's SRTF knew each job's length from profiles, and a guess
+ * lets a short job that arrives among slow ones wait as if it were long. With
+ * `probeFirst` off it is assumed as fast as the mean of the lane's measured jobs,
+ * or `defaultIterationMs` when none is.
  */
 import type { PolicyKnob } from '../../protocol/state.js';
 import type { Policy, PolicyParams, SchedJob } from '../policy.js';
@@ -19,6 +23,12 @@ const DEFAULT_ITERATION_KNOB: PolicyKnob = {
   unit: 'ms',
 };
 
+const PROBE_FIRST_KNOB: PolicyKnob = {
+  key: 'probeFirst',
+  description: "Run a new job's first iteration ahead of the others' next ones, so its remaining time is measured, not guessed",
+  kind: 'boolean',
+};
+
 function rankSrtf(jobs: readonly SchedJob[], params: PolicyParams): SchedJob[] {
   const measured = jobs.flatMap((j) => (j.avgIterationMs === null ? [] : [j.avgIterationMs]));
   const fallbackMs = measured.length > 0
@@ -27,7 +37,8 @@ function rankSrtf(jobs: readonly SchedJob[], params: PolicyParams): SchedJob[] {
   const remainingMs = new Map<SchedJob, number>();
   for (const job of jobs) {
     const itersLeft = job.itersTotal === null ? Infinity : Math.max(0, job.itersTotal - job.itersDone);
-    remainingMs.set(job, itersLeft === Infinity ? Infinity : itersLeft * (job.avgIterationMs ?? fallbackMs));
+    const probe = params.probeFirst === true && job.avgIterationMs === null && itersLeft !== Infinity && itersLeft > 0;
+    remainingMs.set(job, probe ? -1 : itersLeft === Infinity ? Infinity : itersLeft * (job.avgIterationMs ?? fallbackMs));
   }
   return [...jobs].sort((a, b) => {
     const ra = remainingMs.get(a)!;
@@ -41,8 +52,8 @@ function rankSrtf(jobs: readonly SchedJob[], params: PolicyParams): SchedJob[] {
 /** Shortest remaining time first, one lane, strict. */
 export const srtfPolicy: Policy = {
   name: 'SRTF',
-  knobs: [...COMMON_KNOBS, DEFAULT_ITERATION_KNOB],
-  defaults: { ...STRICT_DEFAULTS, defaultIterationMs: 100 },
+  knobs: [...COMMON_KNOBS, PROBE_FIRST_KNOB, DEFAULT_ITERATION_KNOB],
+  defaults: { ...STRICT_DEFAULTS, probeFirst: true, defaultIterationMs: 100 },
   rank: rankSrtf,
   maxLanes: laneLimit,
 };

@@ -15,7 +15,7 @@ describe('setParams', () => {
     expect(() => scheduler().setParams({ hold: 5 })).toThrow(
       'Unknown knob "hold" for SRTF; valid knobs: workConserving (true|false), holdMs (number 0..10000 ms, whole numbers), ' +
         'maxLanes (number 1..64 lanes, whole numbers), hangFactor (number 0..1000 ×, whole numbers), ' +
-        'hangMinMs (number 1000..3600000 ms, whole numbers), defaultIterationMs (number 1..60000 ms, whole numbers)',
+        'hangMinMs (number 1000..3600000 ms, whole numbers), probeFirst (true|false), defaultIterationMs (number 1..60000 ms, whole numbers)',
     );
   });
 

@@ -24,22 +24,34 @@ describe('rank', () => {
     expect(ids('PACK', [jobs[1], jobs[2], jobs[0]])).toEqual(['a', 'b', 'c']);
   });
 
-  it('SRTF: remaining = iterations left × average; unmeasured jobs use the mean of the measured ones', () => {
+  it('SRTF: remaining = iterations left × average; a new job with a total is measured first (probeFirst)', () => {
+    const jobs = [
+      job('slow', { itersTotal: 10, itersDone: 5, avgIterationMs: 100 }), // 500
+      job('fast', { itersTotal: 100, itersDone: 60, avgIterationMs: 10 }), // 400
+      job('huge', { itersTotal: 8_000 }), // new: one iteration first, whatever its length
+      job('unknown', { avgIterationMs: 1 }), // no total: last, though measured and fast
+    ];
+    expect(ids('SRTF', jobs)).toEqual(['huge', 'fast', 'slow', 'unknown']);
+    const newcomers = [job('n1', { itersTotal: 9 }), job('n2', { itersTotal: 2 }), job('done', { itersTotal: 2, itersDone: 2 })];
+    expect(ids('SRTF', newcomers)).toEqual(['n1', 'n2', 'done']); // probes go by arrival
+  });
+
+  it('SRTF without probeFirst: unmeasured jobs use the mean of the measured ones', () => {
     const jobs = [
       job('slow', { itersTotal: 10, itersDone: 5, avgIterationMs: 100 }), // 500
       job('fast', { itersTotal: 100, itersDone: 60, avgIterationMs: 10 }), // 400
       job('new', { itersTotal: 8 }), // 8 × mean(100, 10, 1) = 296
       job('unknown', { avgIterationMs: 1 }), // no total: last, though measured and fast
     ];
-    expect(ids('SRTF', jobs)).toEqual(['new', 'fast', 'slow', 'unknown']);
+    expect(ids('SRTF', jobs, 0, { probeFirst: false })).toEqual(['new', 'fast', 'slow', 'unknown']);
   });
 
-  it('SRTF: with nothing measured, defaultIterationMs stands in; ties and unknown totals go by arrival', () => {
+  it('SRTF without probeFirst: with nothing measured, defaultIterationMs stands in; ties and unknown totals go by arrival', () => {
     const jobs = [job('u1'), job('t5', { itersTotal: 5 }), job('u2'), job('t5b', { itersTotal: 5 }), job('t1', { itersTotal: 1 })];
-    expect(ids('SRTF', jobs)).toEqual(['t1', 't5', 't5b', 'u1', 'u2']);
+    expect(ids('SRTF', jobs, 0, { probeFirst: false })).toEqual(['t1', 't5', 't5b', 'u1', 'u2']);
     // A measured job is compared with the unmeasured ones at defaultIterationMs only when it is alone.
     const mixed = [job('m', { itersTotal: 3, avgIterationMs: 50 }), job('n', { itersTotal: 2 })];
-    expect(ids('SRTF', mixed)).toEqual(['n', 'm']); // n: 2 × 50 = 100 < 150
+    expect(ids('SRTF', mixed, 0, { probeFirst: false })).toEqual(['n', 'm']); // n: 2 × 50 = 100 < 150
   });
 
   it('FAIR: least attained first, ties by arrival', () => {

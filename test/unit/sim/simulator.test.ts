@@ -25,12 +25,16 @@ describe('simulate', () => {
     expect(result.jobs.map((j) => j.queuedMs)).toEqual([0, 950, 1050]);
   });
 
-  it('SRTF switches to the shortest remaining job at iteration boundaries', () => {
+  it('SRTF switches to the shortest remaining job at iteration boundaries, measuring a new job first', () => {
     const result = simulate(three, { policy: 'SRTF' });
-    // A's first iteration 0–100; B (200 ms left) 100–300; C (500 ms) 300–800; A (900 ms) 800–1700.
-    expect(jct(result)).toEqual({ A: 1700, B: 250, C: 650 });
-    expect(result.avgJctMs).toBeCloseTo(2600 / 3, 6);
+    // A's first iteration 0–100; B is new: probed 100–200 (100 ms left); C arrived at 150, new: probed 200–300
+    // (400 ms left); B 300–400; C 400–800; A (900 ms left) 800–1700.
+    expect(jct(result)).toEqual({ A: 1700, B: 350, C: 650 });
+    expect(result.avgJctMs).toBeCloseTo(2700 / 3, 6);
     expect(result.makespanMs).toBe(1700);
+    // Guessing instead (a new job as fast as the measured ones): B (200 ms) 100–300; C (500 ms) 300–800; A 800–1700.
+    const guessing = simulate(three, { policy: 'SRTF', params: { probeFirst: false } });
+    expect(jct(guessing)).toEqual({ A: 1700, B: 250, C: 650 });
   });
 
   it('lets jobs arriving at the same time arrive in file order', () => {
