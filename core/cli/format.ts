@@ -36,10 +36,14 @@ export function formatMemory(memory: MemoryMap): string {
     `used     ${formatBytes(memory.usedBytes)} (${pct(memory.usedBytes)})   free ${formatBytes(memory.freeBytes)}`,
     '',
   ];
-  const rows = [['WHAT', 'SIZE', 'POOLED', 'JOBS', 'RUNNING']];
-  for (const job of memory.jobs) rows.push([`${job.id} persistent`, formatBytes(job.persistentBytes), '-', '-', '-']);
+  const rows = [['WHAT', 'SIZE', 'POOLED', 'JOBS', 'RUNNING', 'PAGED OUT', 'WORKING SET', 'LIVE-IN']];
+  for (const job of memory.jobs) {
+    // Paged out: in host memory, not counted in SIZE; working set and live-in: the job's last iteration.
+    const bytes = (value: number | undefined) => (value ? formatBytes(value) : '-');
+    rows.push([`${job.id} persistent`, formatBytes(job.persistentBytes), '-', '-', '-', bytes(job.pagedOutBytes), bytes(job.workingSetBytes), bytes(job.liveInBytes)]);
+  }
   for (const lane of memory.lanes) {
-    rows.push([lane.id, formatBytes(lane.sizeBytes), formatBytes(lane.pooledBytes), lane.jobs.join(',') || '-', lane.running ?? '-']);
+    rows.push([lane.id, formatBytes(lane.sizeBytes), formatBytes(lane.pooledBytes), lane.jobs.join(',') || '-', lane.running ?? '-', '', '', '']);
   }
   return lines.join('\n') + (rows.length > 1 ? table(rows) : '(nothing allocated)');
 }
