@@ -77,6 +77,8 @@ class Connection {
   private job: JobRecord | null = null;
   private role: 'job' | 'control' | null = null;
   private unsubscribe: (() => void) | null = null;
+  /** The peer's bytes can no longer be framed: whatever else it sends is ignored until it is dropped. */
+  private unframeable = false;
   private readonly flow: ConnectionFlow;
 
   constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null) {
@@ -107,14 +109,18 @@ class Connection {
   }
 
   private onData(chunk: Buffer): void {
+    if (this.unframeable) return;
     let frames;
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
-      // The stream cannot be framed any more: tell the peer why, then drop it.
+      // The stream cannot be framed any more: tell the peer why, then drop it. Destroying the socket at
+      // once would discard the error frame whenever replies are still queued on it, so it ends (after
+      // what is queued) and is destroyed only if the peer has not hung up within the grace period.
+      this.unframeable = true;
       this.fail(ErrorCode.BadFrame, `${(error as FrameError).message}; closing the connection`);
       this.socket.end();
-      this.socket.destroy();
+      setTimeout(() => this.socket.destroy(), DROP_GRACE_MS).unref();
       return;
     }
     for (const frame of frames) {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
 import { prng } from '../helpers/prng.js';
 import { rawSocket, sendFrame as send, until } from '../helpers/rawSocket.js';
-import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
+import { ErrorCode, PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
 afterEach(async () => {
@@ -125,6 +125,27 @@ describe('requests on objects that do not exist', () => {
     send(rogue.socket, { t: 'batch', cmds: [{ op: 'createBuffer', id: 1, size: 16, usage: 0x9 }, { op: 'workDone', rid: 7 }] });
     expect(await until(() => rogue.replies.get(7), 'the early workDone')).toMatchObject({ error: { message: expect.stringMatching(/before requestDevice/) } });
     rogue.socket.destroy();
+  });
+
+  it('still says why it drops a stream it cannot frame when replies are queued on it', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const { socket, frames, closed } = await rawSocket(service.socketPath);
+    send(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'unframeable' });
+    send(socket, { t: 'requestDevice', rid: 1 });
+    await until(() => frames.some((f) => f.rid === 1), 'the device');
+    // Not reading: a 4 MiB readback stays queued on the service's side of the socket.
+    socket.pause();
+    send(socket, { t: 'batch', cmds: [{ op: 'createBuffer', id: 1, size: 4 * 1024 * 1024, usage: 0x9 }, { op: 'mapAsync', rid: 2, id: 1, mode: 1, offset: 0 }] });
+    await new Promise((r) => setTimeout(r, 1000));
+    const prefix = new Uint8Array(8);
+    new DataView(prefix.buffer).setUint32(0, 8, true);
+    new DataView(prefix.buffer).setUint32(4, 100, true); // a header longer than its body
+    socket.write(prefix);
+    await new Promise((r) => setTimeout(r, 200));
+    socket.resume();
+    await closed;
+    expect(frames.find((f) => f.t === 'error')).toMatchObject({ code: ErrorCode.BadFrame, message: expect.stringMatching(/does not fit/) });
+    expect(frames.some((f) => f.rid === 2)).toBe(true);
   });
 });
 

@@ -146,7 +146,7 @@ async function runCase(mutant: Mutant, victimIds: Set<string>, baselineFds: numb
     if (times > (expected.rids.get(rid) ?? 0)) throw new Error(`request ${rid} was asked ${expected.rids.get(rid) ?? 0} times and answered ${times} times`);
   }
   if (closed() && !job.frames.some((f) => f.t === 'error' || f.t === 'lost')) {
-    throw new Error(`the service hung up with requests unanswered and no error frame (frames: ${JSON.stringify(job.frames).slice(0, 500)})`);
+    throw new Error(`the service hung up without an error frame; its last frames: ${JSON.stringify(job.frames.slice(-3)).slice(0, 1000)}`);
   }
   if (expected.dropped && !closed()) throw new Error('an unframeable stream or refused hello was not dropped');
   const jobId = job.frames.find((f) => f.t === 'welcome')?.jobId as string | undefined;
