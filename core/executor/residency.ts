@@ -57,9 +57,10 @@ export class BindGroupSources {
     for (const [id, source] of this.sources) {
       const group = table.peek(id);
       if (group?.kind !== 'bindGroup' || !group.buffers.some((b) => moved.has(b))) continue;
-      const entries = source.entries.map((entry) => {
-        const buffer = table.peek(entry.buffer);
-        if (buffer?.kind !== 'buffer') throw new Error(`bind group ${id} names buffer ${entry.buffer}, which is gone`);
+      // A buffer the job released or destroyed since stays what it was: using the group fails as it did before paging.
+      if (group.buffers.some((b) => b.destroyed)) continue;
+      const entries = source.entries.map((entry, index) => {
+        const buffer = group.buffers[index]; // replay keeps one buffer per entry, in order
         const offset = entry.offset ?? 0;
         // As replay does: a pooled buffer is bound with the job's size.
         const size = buffer.lease?.pooled ? (entry.size ?? Math.max(0, buffer.sizeBytes - offset)) : entry.size;
