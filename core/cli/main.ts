@@ -55,9 +55,22 @@ else $XDG_RUNTIME_DIR/salus/salus.sock; clients use the desktop app's service
 
 class UsageError extends Error {}
 
-function fail(message: string, code = 1): never {
+/**
+ * Exits with `code` once stdout and stderr have handed all that was written to
+ * the OS: a pipe read slowly (`salus simulate --json | jq`) would otherwise lose
+ * what did not fit in it to process.exit.
+ */
+function exitWhenFlushed(code: number): void {
+  process.exitCode = code;
+  let pending = 2;
+  const flushed = () => { if (--pending === 0) process.exit(code); };
+  process.stdout.write('', flushed);
+  process.stderr.write('', flushed);
+}
+
+function fail(message: string, code = 1): void {
   process.stderr.write(`${message}\n`);
-  process.exit(code);
+  exitWhenFlushed(code);
 }
 
 function number(value: string | undefined, what: string): number | undefined {
@@ -232,10 +245,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitWhenFlushed(code),
   (error: Error) => {
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       fail(`${error.message.startsWith('salus') ? error.message : `salus: ${error.message}`}\n\n${USAGE}`, 2);
+      return;
     }
     // Some failures have an exit code of their own (no GPU: 4), for a supervisor to tell them apart.
     fail(error.message.startsWith('salus:') ? error.message : `salus: ${error.message}`, (error as { exitCode?: number }).exitCode ?? 1);

@@ -37,6 +37,16 @@ beforeAll(() => {
 afterAll(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 describe('salus simulate', () => {
+  it('hands a long --json answer whole to a reader that is slow to take it', () => {
+    const many = join(dir, 'many.csv');
+    writeFileSync(many, [HEADER, ...Array.from({ length: 400 }, (_, i) => `job-${i},${i / 100},1,10,1KiB,1KiB,0`)].join('\n'));
+    // As `salus simulate … --json | jq` with jq slow to start: the pipe fills, and salus must wait for it.
+    const piped = spawnSync('sh', ['-c', `"${process.execPath}" "${SALUS_BIN}" simulate "${many}" --policy FIFO --json | (sleep 1; cat)`], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(piped.status).toBe(0);
+    expect(piped.stdout.length).toBeGreaterThan(96 * 1024);
+    expect(JSON.parse(piped.stdout).policies[0].jobs).toHaveLength(400);
+  });
+
   it('prints a table per policy and a one-line comparison', () => {
     const run = salus(csvPath, '--policy', 'FIFO', '--policy', 'srtf');
     expect(run.stderr).toBe('');
