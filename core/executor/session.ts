@@ -5,7 +5,7 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  */
-import { commandSchema, isWellFormedCommand, type Command, type GpuErrorJson } from '../protocol/commands.js';
+import { commandSchema, isRequestId, isWellFormedCommand, type Command, type GpuErrorJson } from '../protocol/commands.js';
 import { describeZodError } from '../protocol/messages.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
@@ -390,7 +390,7 @@ export class Session implements ResidentSession {
         message: `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`,
         op: typeof op === 'string' ? op : undefined,
         id: typeof id === 'number' ? id : undefined,
-        rid: typeof rid === 'number' ? rid : undefined,
+        rid: isRequestId(rid) ? rid : undefined,
       });
     }
     return batch;

@@ -128,6 +128,14 @@ export type CommandOp = Command['op'];
 /** The command of one op, e.g. `CommandOf<'createBuffer'>`. */
 export type CommandOf<K extends CommandOp> = Extract<Command, { op: K }>;
 
+/**
+ * Whether `value` is a request id as commands carry it (a positive safe integer). Only those are
+ * answered, and counted as awaiting an answer: a reply to `Infinity` or `0.5` would reach no caller.
+ */
+export function isRequestId(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) > 0;
+}
+
 /** A batch: commands in order, their bytes in the frame's payload. */
 export const batchSchema = z.object({ t: z.literal('batch'), cmds: z.array(z.unknown()).max(1_000_000) });
 

@@ -17,6 +17,7 @@ import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
+import { isRequestId } from '../protocol/commands.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
@@ -133,7 +134,7 @@ export class SalusService extends EventEmitter {
           // Each request of the refused batch still gets its one reply, or its caller would wait forever.
           for (const cmd of message.cmds) {
             const rid = (cmd as { rid?: unknown } | null)?.rid;
-            if (typeof rid === 'number') job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: why } });
+            if (isRequestId(rid)) job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: why } });
           }
           return;
         }

@@ -8,6 +8,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
 import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { isRequestId } from '../protocol/commands.js';
 import {
   callSchema, describeZodError, ErrorCode, helloSchema, isWellFormedJobMessage, jobMessageSchema, PROTOCOL_VERSION,
   type JobMessage, type ServerMessage,
@@ -141,7 +142,7 @@ class Connection {
     const message = parsed.data;
     const replayed = this.service.handleJobMessage(this.job!, message, payload);
     const commands = message.t === 'batch' ? message.cmds : [];
-    const requests = message.t === 'requestDevice' ? 1 : commands.reduce<number>((n, c) => n + (typeof (c as { rid?: unknown } | null)?.rid === 'number' ? 1 : 0), 0);
+    const requests = message.t === 'requestDevice' ? 1 : commands.reduce<number>((n, c) => n + (isRequestId((c as { rid?: unknown } | null)?.rid) ? 1 : 0), 0);
     this.flow.track(commands.length, payload.byteLength, requests, replayed);
   }
 

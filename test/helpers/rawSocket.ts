@@ -1,6 +1,7 @@
 /** Talking to the service on a bare socket, the way a broken or hostile job would. */
 import { connect, type Socket } from 'node:net';
 import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 /** A raw connection that collects every frame header the service sends. */
 export async function rawSocket(path: string): Promise<{ socket: Socket; frames: any[]; closed: Promise<void> }> {
@@ -28,4 +29,17 @@ export async function until<T>(check: () => T | undefined | null | false | Promi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** Resolves once a control call on a fresh connection to `path` is answered (the service still serves); fails after `timeoutMs`. */
+export async function controlAnswers(path: string, timeoutMs = 10_000): Promise<void> {
+  const control = await rawSocket(path);
+  sendFrame(control.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'control' });
+  sendFrame(control.socket, { t: 'call', rid: 1, method: 'jobs', params: [] });
+  try {
+    await until(() => control.frames.find((f) => f.t === 'reply' && f.rid === 1 && Array.isArray(f.result)), 'a control reply', timeoutMs);
+  } finally {
+    control.socket.destroy();
+  }
+  await control.closed;
 }

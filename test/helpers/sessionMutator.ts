@@ -11,6 +11,7 @@
  */
 import { FrameDecoder, MAX_FRAME_BYTES } from '../../core/protocol/frames.js';
 import { helloSchema, jobMessageSchema, PROTOCOL_VERSION } from '../../core/protocol/messages.js';
+import { isRequestId } from '../../core/protocol/commands.js';
 import type { RecordedFrame } from './recordingProxy.js';
 
 type Json = Record<string, unknown>;
@@ -258,7 +259,7 @@ export function mutateSession(session: readonly RecordedFrame[], rand: Rand, con
   return { wire, mutations };
 }
 
-/** What the service will make of a mutant's bytes: the requests it must answer (rid → times asked) and whether it must drop the stream. */
+/** What the service will make of a mutant's bytes: the requests it must answer (rid → times asked; rids that are no request id are no request) and whether it must drop the stream. */
 export interface MutantRequests {
   rids: Map<number, number>;
   /** The stream cannot be framed (or the hello is refused): the service must send an error frame and hang up. */
@@ -272,7 +273,7 @@ export interface MutantRequests {
 export function requestsOf(wire: readonly Uint8Array[]): MutantRequests {
   const decoder = new FrameDecoder(MAX_FRAME_BYTES);
   const rids = new Map<number, number>();
-  const ask = (rid: unknown) => { if (typeof rid === 'number') rids.set(rid, (rids.get(rid) ?? 0) + 1); };
+  const ask = (rid: unknown) => { if (isRequestId(rid)) rids.set(rid, (rids.get(rid) ?? 0) + 1); };
   let hello: Json | null = null;
   for (const bytes of wire) {
     let frames;

@@ -127,6 +127,25 @@ describe('requests on objects that do not exist', () => {
     rogue.socket.destroy();
   });
 
+  it('answers only request ids a caller can hold: not Infinity (1e400 in JSON), not 0.5', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const { socket, frames } = await rawSocket(service.socketPath);
+    send(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'odd rids' });
+    send(socket, { t: 'requestDevice', rid: 1 });
+    await until(() => frames.some((f) => f.rid === 1), 'the device');
+    const json = new TextEncoder().encode('{"t":"batch","cmds":[{"op":"workDone","rid":1e400},{"op":"workDone","rid":0.5},{"op":"workDone","rid":2}]}');
+    const frame = new Uint8Array(8 + json.byteLength);
+    new DataView(frame.buffer).setUint32(0, 4 + json.byteLength, true);
+    new DataView(frame.buffer).setUint32(4, json.byteLength, true);
+    frame.set(json, 8);
+    socket.write(frame);
+    await until(() => frames.some((f) => f.rid === 2), 'the valid workDone');
+    // Both malformed commands are the job's validation errors, and neither is answered (as rid null or 0.5).
+    await until(() => frames.filter((f) => f.t === 'uncaptured').length >= 2, 'two validation errors');
+    expect(frames.filter((f) => f.t === 'reply').map((f) => f.rid)).toEqual([1, 2]);
+    socket.destroy();
+  });
+
   it('still says why it drops a stream it cannot frame when replies are queued on it', async () => {
     service = await startService(['--memory', '64MiB']);
     const { socket, frames, closed } = await rawSocket(service.socketPath);

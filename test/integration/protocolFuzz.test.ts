@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
-import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { controlAnswers, rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
 import { batchArbitrary, envelopeArbitrary, numberRequests, SETUP_COMMANDS, strangerBytesArbitrary } from '../helpers/protocolArbitraries.js';
 import { FrameDecoder } from '../../core/protocol/frames.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
@@ -72,12 +72,8 @@ async function victimJob() {
 
 /** The service answers a control call on a fresh connection. */
 async function stillServes(): Promise<void> {
-  const control = await rawSocket(service.socketPath);
-  sendFrame(control.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'control' });
-  sendFrame(control.socket, { t: 'call', rid: 1, method: 'jobs', params: [] });
-  await until(() => control.frames.find((f) => f.t === 'reply' && f.rid === 1 && Array.isArray(f.result)), 'a control reply')
+  await controlAnswers(service.socketPath)
     .catch((error: Error) => { throw new Error(`${error.message}; exit ${service.process.exitCode}; the service's log ends:\n${service.log().slice(-3000)}`); });
-  control.socket.destroy();
   expect(service.process.exitCode).toBeNull();
 }
 

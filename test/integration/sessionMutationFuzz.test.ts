@@ -20,11 +20,10 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastJson, ROOT, startService, type JobProcess, type TestService } from '../helpers/service.js';
-import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { controlAnswers, rawSocket, until } from '../helpers/rawSocket.js';
 import { prng } from '../helpers/prng.js';
 import { startRecordingProxy, type RecordedFrame } from '../helpers/recordingProxy.js';
 import { mutateSession, requestsOf, type Mutant } from '../helpers/sessionMutator.js';
-import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 import type { ServiceConnection } from '../../core/client/connection.js';
 import type { MemoryMap } from '../../core/protocol/state.js';
 
@@ -52,6 +51,7 @@ let control: ServiceConnection;
 const sessions: { name: string; frames: RecordedFrame[] }[] = [];
 let expectedChecksum: number;
 const casesRun: Record<string, number> = {};
+const totals = { requests: 0, dropped: 0, heldBytes: 0 };
 
 /** Runs `args` as a job through a recording proxy; returns the frames of its job connection. */
 async function record(name: string, args: string[], index: number): Promise<RecordedFrame[]> {
@@ -127,8 +127,17 @@ async function replay(mutant: Mutant) {
   return { job, closed: () => closedByService };
 }
 
+/** What one case came to, for the report (and to show the checks had something to check). */
+interface Outcome {
+  requests: number;
+  /** The service dropped the connection (with an error frame). */
+  dropped: boolean;
+  /** The ledger held bytes of the mutant's when it hung up. */
+  heldBytes: boolean;
+}
+
 /** One mutant: replayed, then every property checked. Throws with what went wrong. */
-async function runCase(mutant: Mutant, victimIds: Set<string>, baselineFds: number | null): Promise<void> {
+async function runCase(mutant: Mutant, victimIds: Set<string>, baselineFds: number | null): Promise<Outcome> {
   const expected = requestsOf(mutant.wire);
   const { job, closed } = await replay(mutant);
   const answered = () => {
@@ -150,6 +159,8 @@ async function runCase(mutant: Mutant, victimIds: Set<string>, baselineFds: numb
   }
   if (expected.dropped && !closed()) throw new Error('an unframeable stream or refused hello was not dropped');
   const jobId = job.frames.find((f) => f.t === 'welcome')?.jobId as string | undefined;
+  const heldBytes = foreignBytes(await control.call<MemoryMap>('memory'), victimIds) > 0;
+  const dropped = closed();
   job.socket.destroy();
 
   await stillServes();
@@ -163,17 +174,13 @@ async function runCase(mutant: Mutant, victimIds: Set<string>, baselineFds: numb
     await until(() => (serviceFds() ?? 0) <= baselineFds, 'the service\'s file descriptors back to baseline', DEADLINE_MS)
       .catch(() => { throw new Error(`the service holds ${serviceFds()} file descriptors after the mutant hung up; ${baselineFds} before`); });
   }
+  return { requests: [...expected.rids.values()].reduce((a, b) => a + b, 0), dropped, heldBytes };
 }
 
 /** A control call on a fresh connection answers within the deadline. */
 async function stillServes(): Promise<void> {
-  const probe = await rawSocket(service.socketPath);
-  sendFrame(probe.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'control' });
-  sendFrame(probe.socket, { t: 'call', rid: 1, method: 'jobs', params: [] });
-  await until(() => probe.frames.find((f) => f.t === 'reply' && f.rid === 1), 'a control reply', DEADLINE_MS)
+  await controlAnswers(service.socketPath, DEADLINE_MS)
     .catch((error: Error) => { throw new Error(`${error.message}; exit ${service.process.exitCode}; the service's log ends:\n${service.log().slice(-3000)}`); });
-  probe.socket.destroy();
-  await probe.closed;
 }
 
 beforeAll(async () => {
@@ -189,7 +196,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const total = Object.values(casesRun).reduce((a, b) => a + b, 0);
-  console.log(`session mutation fuzz: ${total} cases (${Object.entries(casesRun).map(([k, v]) => `${v} ${k}`).join(', ')}), seed ${SEED}`);
+  console.log(`session mutation fuzz: ${total} cases (${Object.entries(casesRun).map(([k, v]) => `${v} ${k}`).join(', ')}), seed ${SEED}; `
+    + `${totals.requests} requests, ${totals.dropped} mutants dropped by the service, ${totals.heldBytes} held memory when they hung up`);
   await service?.stop();
 });
 
@@ -207,10 +215,17 @@ describe('mutated recordings of real sessions', () => {
       const mutant = mutateSession(session.frames, rand, { others: sessions.map((s) => s.frames), victimJobId });
       casesRun[session.name] = (casesRun[session.name] ?? 0) + 1;
       await victim.refresh();
-      await runCase(mutant, victim.ids, baselineFds).catch((error: Error) => {
+      const outcome = await runCase(mutant, victim.ids, baselineFds).catch((error: Error) => {
         throw new Error(`case ${index} (FUZZ_SEED=${SEED}), a mutant of ${session.name}: ${mutant.mutations.join('; ')}:\n${error.message}`);
       });
+      totals.requests += outcome.requests;
+      totals.dropped += Number(outcome.dropped);
+      totals.heldBytes += Number(outcome.heldBytes);
     }
+    // The checks had something to check: mutants that held memory, mutants the service kept serving.
+    expect(totals.heldBytes).toBeGreaterThan(0);
+    expect(totals.dropped).toBeLessThan(RUNS);
+    if (process.platform === 'linux') expect(baselineFds).not.toBeNull();
     const results = await victim.stop();
     for (const result of results) {
       expect(result.code, result.stderr).toBe(0);
