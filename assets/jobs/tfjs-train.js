@@ -8,8 +8,16 @@
  * it is imported, so the runner (`salus run`, or `salus run --local`) must set
  * `globalThis.navigator` and the `GPUBufferUsage`-style globals first.
  *
- * Run: `salus run assets/jobs/tfjs-train.js -- --iterations 200 --batch 64`
- * Args: --iterations N, --batch B, --hidden H, --lr X, --log-every K, --seed S.
+ * The job declares its iterations up front with `setHints` but leaves the
+ * service to infer them (each step ends at the loss read-back): marked with
+ * `salus.iteration`, TF.js's buffer pool, kept from step to step, counts as the
+ * steps' ephemeral memory, and under a tight `--memory` a second trainer runs
+ * out of lane space where inferred steps page (test/integration/memoryPaging.test.ts).
+ *
+ * Run: `salus run assets/jobs/tfjs-train.js -- --iterations 200 --size medium`
+ * Args: --size small|medium|large (batch × hidden 64×32, 512×64, 2048×128; --batch
+ * and --hidden given after it win), --iterations N, --batch B, --hidden H, --lr X,
+ * --log-every K, --seed S.
  * Prints `{"step":..,"loss":..}` every K steps and `{"final":{"loss":..,"checksum":..}}`.
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -18,10 +26,17 @@ import '@tensorflow/tfjs-backend-webgpu';
 const INPUTS = 8;
 const TEACHER_HIDDEN = 16;
 
+/** Batch and hidden units per --size. */
+const SIZES = { small: { batch: 64, hidden: 32 }, medium: { batch: 512, hidden: 64 }, large: { batch: 2048, hidden: 128 } };
+
 function parseArgs(argv) {
   const opts = { iterations: 200, batch: 64, hidden: 32, lr: 0.01, logEvery: 10, seed: 1 };
   const names = { '--iterations': 'iterations', '--batch': 'batch', '--hidden': 'hidden', '--lr': 'lr', '--log-every': 'logEvery', '--seed': 'seed' };
   for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--size' && argv[i + 1] in SIZES) {
+      Object.assign(opts, SIZES[argv[++i]]);
+      continue;
+    }
     const key = names[argv[i]];
     const value = Number(argv[i + 1]);
     if (!key || !Number.isFinite(value)) throw new Error(`tfjs-train: bad argument ${argv[i]} ${argv[i + 1] ?? ''}`);
@@ -68,6 +83,7 @@ async function main() {
     throw new Error('tfjs-train: the webgpu backend did not start (is navigator.gpu set before this module is imported?)');
   }
   await tf.ready();
+  globalThis.salus?.setHints({ iterations: opts.iterations });
 
   const { batch: B, hidden: H, iterations } = opts;
   const D = INPUTS;

@@ -8,11 +8,15 @@
  * - persistent: the parameters buffer and the uniforms, created once;
  * - ephemeral: each iteration creates the batch, activations, gradients, loss
  *   and readback buffers and destroys them once the loss has been read back.
- * Each iteration is one submit followed by one mapAsync (a host sync point).
+ * Each iteration is one submit followed by one mapAsync (a host sync point),
+ * marked with `globalThis.salus.iteration` under `salus run` (a plain call under
+ * `salus run --local`); the total is declared up front with `setHints`.
  *
  * Run: `salus run assets/jobs/wgsl-train.js -- --iterations 200 --batch 64`
  * (or locally: `node dist/core/client/localRun.js assets/jobs/wgsl-train.js -- ...`).
- * Args: --iterations N, --batch B, --hidden H, --lr X, --log-every K, --seed S.
+ * Args: --size small|medium|large (batch × hidden 64×32, 512×64, 2048×128; --batch
+ * and --hidden given after it win), --iterations N, --batch B, --hidden H, --lr X,
+ * --log-every K, --seed S.
  * Prints `{"step":..,"loss":..}` every K steps and `{"final":{"loss":..,"checksum":..}}`.
  */
 
@@ -20,10 +24,17 @@ const INPUTS = 8;
 const TEACHER_HIDDEN = 16;
 const WORKGROUP = 64;
 
+/** Batch and hidden units per --size. */
+const SIZES = { small: { batch: 64, hidden: 32 }, medium: { batch: 512, hidden: 64 }, large: { batch: 2048, hidden: 128 } };
+
 function parseArgs(argv) {
   const opts = { iterations: 200, batch: 64, hidden: 32, lr: 0.1, logEvery: 10, seed: 1 };
   const names = { '--iterations': 'iterations', '--batch': 'batch', '--hidden': 'hidden', '--lr': 'lr', '--log-every': 'logEvery', '--seed': 'seed' };
   for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--size' && argv[i + 1] in SIZES) {
+      Object.assign(opts, SIZES[argv[++i]]);
+      continue;
+    }
     const key = names[argv[i]];
     const value = Number(argv[i + 1]);
     if (!key || !Number.isFinite(value)) throw new Error(`wgsl-train: bad argument ${argv[i]} ${argv[i + 1] ?? ''}`);
@@ -207,46 +218,51 @@ async function main() {
     });
   const groups = (n) => Math.ceil(n / WORKGROUP);
 
+  const iteration = globalThis.salus?.iteration ?? ((fn) => fn());
+  globalThis.salus?.setHints({ iterations });
   let loss = NaN;
   for (let step = 0; step < iterations; step++) {
-    // Ephemeral: this iteration's batch, activations, gradients and loss.
-    const data = device.createBuffer({ label: 'batch', size: (B * D + B) * F32, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true });
-    const values = new Float32Array(data.getMappedRange());
-    for (let b = 0; b < B; b++) {
-      const x = Array.from({ length: D }, () => uniformIn(dataRand, 1));
-      values.set(x, b * D);
-      values[B * D + b] = teacher(x);
-    }
-    data.unmap();
-    const hidden = storage('hidden', B * H);
-    const dOut = storage('dOut', B);
-    const sqErr = storage('sqErr', B);
-    const dHidden = storage('dHidden', B * H);
-    const grads = storage('grads', P);
-    const lossBuffer = storage('loss', 1, GPUBufferUsage.COPY_SRC);
-    const readback = device.createBuffer({ label: 'loss readback', size: F32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    loss = await iteration(async () => {
+      // Ephemeral: this iteration's batch, activations, gradients and loss.
+      const data = device.createBuffer({ label: 'batch', size: (B * D + B) * F32, usage: GPUBufferUsage.STORAGE, mappedAtCreation: true });
+      const values = new Float32Array(data.getMappedRange());
+      for (let b = 0; b < B; b++) {
+        const x = Array.from({ length: D }, () => uniformIn(dataRand, 1));
+        values.set(x, b * D);
+        values[B * D + b] = teacher(x);
+      }
+      data.unmap();
+      const hidden = storage('hidden', B * H);
+      const dOut = storage('dOut', B);
+      const sqErr = storage('sqErr', B);
+      const dHidden = storage('dHidden', B * H);
+      const grads = storage('grads', P);
+      const lossBuffer = storage('loss', 1, GPUBufferUsage.COPY_SRC);
+      const readback = device.createBuffer({ label: 'loss readback', size: F32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
 
-    const encoder = device.createCommandEncoder({ label: `step ${step}` });
-    const pass = encoder.beginComputePass();
-    const dispatch = (name, buffers, threads) => {
-      pass.setPipeline(pipelines[name]);
-      pass.setBindGroup(0, bind(pipelines[name], buffers));
-      pass.dispatchWorkgroups(groups(threads));
-    };
-    dispatch('hidden', [params, data, hidden], B * H);
-    dispatch('output', [params, data, hidden, dOut, sqErr], B);
-    dispatch('delta', [params, hidden, dOut, dHidden], B * H);
-    dispatch('grad', [data, hidden, dOut, dHidden, grads], P);
-    dispatch('update', [params, grads], P);
-    dispatch('loss', [sqErr, lossBuffer], 1);
-    pass.end();
-    encoder.copyBufferToBuffer(lossBuffer, 0, readback, 0, F32);
-    device.queue.submit([encoder.finish()]);
+      const encoder = device.createCommandEncoder({ label: `step ${step}` });
+      const pass = encoder.beginComputePass();
+      const dispatch = (name, buffers, threads) => {
+        pass.setPipeline(pipelines[name]);
+        pass.setBindGroup(0, bind(pipelines[name], buffers));
+        pass.dispatchWorkgroups(groups(threads));
+      };
+      dispatch('hidden', [params, data, hidden], B * H);
+      dispatch('output', [params, data, hidden, dOut, sqErr], B);
+      dispatch('delta', [params, hidden, dOut, dHidden], B * H);
+      dispatch('grad', [data, hidden, dOut, dHidden, grads], P);
+      dispatch('update', [params, grads], P);
+      dispatch('loss', [sqErr, lossBuffer], 1);
+      pass.end();
+      encoder.copyBufferToBuffer(lossBuffer, 0, readback, 0, F32);
+      device.queue.submit([encoder.finish()]);
 
-    await readback.mapAsync(GPUMapMode.READ);
-    loss = new Float32Array(readback.getMappedRange())[0];
-    readback.unmap();
-    for (const buffer of [data, hidden, dOut, sqErr, dHidden, grads, lossBuffer, readback]) buffer.destroy();
+      await readback.mapAsync(GPUMapMode.READ);
+      const stepLoss = new Float32Array(readback.getMappedRange())[0];
+      readback.unmap();
+      for (const buffer of [data, hidden, dOut, sqErr, dHidden, grads, lossBuffer, readback]) buffer.destroy();
+      return stepLoss;
+    });
 
     if (!Number.isFinite(loss)) throw new Error(`wgsl-train: loss is ${loss} at step ${step}`);
     if (step % opts.logEvery === 0 || step === iterations - 1) console.log(JSON.stringify({ step, loss }));
