@@ -297,3 +297,30 @@ export function requestsOf(wire: readonly Uint8Array[]): MutantRequests {
   }
   return { rids, dropped: false };
 }
+
+/** A mutant as a file (its mutations as a JSON line, then each wire chunk as u32le length + bytes), so a failing case replays exactly. */
+export function mutantFile(mutant: Mutant): Uint8Array {
+  const head = new TextEncoder().encode(`${JSON.stringify(mutant.mutations)}\n`);
+  const out = new Uint8Array(head.byteLength + mutant.wire.reduce((n, w) => n + 4 + w.byteLength, 0));
+  out.set(head);
+  let at = head.byteLength;
+  for (const chunk of mutant.wire) {
+    new DataView(out.buffer).setUint32(at, chunk.byteLength, true);
+    out.set(chunk, at + 4);
+    at += 4 + chunk.byteLength;
+  }
+  return out;
+}
+
+/** Reads back what mutantFile wrote. */
+export function parseMutantFile(bytes: Uint8Array): Mutant {
+  const newline = bytes.indexOf(10);
+  const mutations = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline))) as string[];
+  const wire: Uint8Array[] = [];
+  for (let at = newline + 1; at < bytes.byteLength;) {
+    const length = new DataView(bytes.buffer, bytes.byteOffset + at, 4).getUint32(0, true);
+    wire.push(bytes.slice(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return { wire, mutations };
+}

@@ -14,21 +14,26 @@
  * as it changes. `npm test`: 12 mutants, seed 2026, sessions of steps.js (with
  * and without --sdk) and wgsl-train.js. `npm run fuzz`: 300 mutants (FUZZ_RUNS),
  * a fresh seed (FUZZ_SEED replays one), tfjs-train.js and the WebGPU
- * conformance battery recorded too. A failure names its seed, case and mutations.
+ * conformance battery recorded too. A failure names its seed, case and mutations, and
+ * saves the mutant to a file that FUZZ_MUTANT replays alone (recordings vary a
+ * little between runs: the same seed mutates nearly, not exactly, the same frames).
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lastJson, ROOT, startService, type JobProcess, type TestService } from '../helpers/service.js';
 import { controlAnswers, rawSocket, until } from '../helpers/rawSocket.js';
 import { prng } from '../helpers/prng.js';
 import { startRecordingProxy, type RecordedFrame } from '../helpers/recordingProxy.js';
-import { mutateSession, requestsOf, type Mutant } from '../helpers/sessionMutator.js';
+import { mutantFile, mutateSession, parseMutantFile, requestsOf, type Mutant } from '../helpers/sessionMutator.js';
 import type { ServiceConnection } from '../../core/client/connection.js';
 import type { MemoryMap } from '../../core/protocol/state.js';
 
 const LONG = process.env.npm_lifecycle_event === 'fuzz';
-const RUNS = Number(process.env.FUZZ_RUNS ?? (LONG ? 300 : 12));
+/** A mutant saved by a failed run (its path is in the failure): replayed alone, exactly. */
+const SAVED_MUTANT = process.env.FUZZ_MUTANT;
+const RUNS = SAVED_MUTANT ? 1 : Number(process.env.FUZZ_RUNS ?? (LONG ? 300 : 12));
 const SEED = Number(process.env.FUZZ_SEED ?? (LONG ? Date.now() % 2 ** 31 : 2026));
 /** How long the service may take to answer a control call, settle a mutant's requests, or return its memory and sockets. */
 const DEADLINE_MS = 15_000;
@@ -212,11 +217,15 @@ describe('mutated recordings of real sessions', () => {
     for (let index = 0; index < RUNS; index++) {
       const rand = prng(SEED + index * 7919);
       const session = sessions[Math.floor(rand() * sessions.length)];
-      const mutant = mutateSession(session.frames, rand, { others: sessions.map((s) => s.frames), victimJobId });
-      casesRun[session.name] = (casesRun[session.name] ?? 0) + 1;
+      const mutant = SAVED_MUTANT ? parseMutantFile(readFileSync(SAVED_MUTANT)) : mutateSession(session.frames, rand, { others: sessions.map((s) => s.frames), victimJobId });
+      const label = SAVED_MUTANT ? 'saved mutant' : session.name;
+      casesRun[label] = (casesRun[label] ?? 0) + 1;
       await victim.refresh();
       const outcome = await runCase(mutant, victim.ids, baselineFds).catch((error: Error) => {
-        throw new Error(`case ${index} (FUZZ_SEED=${SEED}), a mutant of ${session.name}: ${mutant.mutations.join('; ')}:\n${error.message}`);
+        // Recordings vary a little from run to run (how the job's calls fell into batches): keep this very mutant.
+        const saved = join(tmpdir(), `salus-mutant-${SEED}-${index}.bin`);
+        writeFileSync(saved, mutantFile(mutant));
+        throw new Error(`case ${index} (FUZZ_SEED=${SEED}; FUZZ_MUTANT=${saved} replays it), a mutant of ${label}: ${mutant.mutations.join('; ')}:\n${error.message}`);
       });
       totals.requests += outcome.requests;
       totals.dropped += Number(outcome.dropped);
