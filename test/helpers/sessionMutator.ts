@@ -27,6 +27,8 @@ export interface MutationContext {
 export interface Mutant {
   wire: Uint8Array[];
   mutations: string[];
+  /** Hang up this long after the last byte is written, without waiting for answers (a job killed mid-flight). */
+  hangUpAfterMs?: number;
 }
 
 const EDGE_VALUES: unknown[] = [0, -1, 1, 3, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53, 2 ** 64, 1e308, -0, 0.5, Number.NaN, '7', true, null, [], {}];
@@ -256,7 +258,10 @@ export function mutateSession(session: readonly RecordedFrame[], rand: Rand, con
       mutations.push(`cut frame ${i} to ${wire[i].byteLength} bytes and hang up`);
     }
   }
-  return { wire, mutations };
+  // Now and then the job dies mid-flight: its cleanup races its own replay.
+  const hangUpAfterMs = rand() < 0.2 ? pick(rand, [0, 1, 5, 20, 50]) : undefined;
+  if (hangUpAfterMs !== undefined) mutations.push(`hang up ${hangUpAfterMs} ms after the last byte`);
+  return { wire, mutations, hangUpAfterMs };
 }
 
 /** What the service will make of a mutant's bytes: the requests it must answer (rid → times asked; rids that are no request id are no request) and whether it must drop the stream. */
@@ -298,9 +303,9 @@ export function requestsOf(wire: readonly Uint8Array[]): MutantRequests {
   return { rids, dropped: false };
 }
 
-/** A mutant as a file (its mutations as a JSON line, then each wire chunk as u32le length + bytes), so a failing case replays exactly. */
+/** A mutant as a file (its mutations and hang-up as a JSON line, then each wire chunk as u32le length + bytes), so a failing case replays exactly. */
 export function mutantFile(mutant: Mutant): Uint8Array {
-  const head = new TextEncoder().encode(`${JSON.stringify(mutant.mutations)}\n`);
+  const head = new TextEncoder().encode(`${JSON.stringify({ mutations: mutant.mutations, hangUpAfterMs: mutant.hangUpAfterMs })}\n`);
   const out = new Uint8Array(head.byteLength + mutant.wire.reduce((n, w) => n + 4 + w.byteLength, 0));
   out.set(head);
   let at = head.byteLength;
@@ -315,12 +320,12 @@ export function mutantFile(mutant: Mutant): Uint8Array {
 /** Reads back what mutantFile wrote. */
 export function parseMutantFile(bytes: Uint8Array): Mutant {
   const newline = bytes.indexOf(10);
-  const mutations = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline))) as string[];
+  const { mutations, hangUpAfterMs } = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline))) as Omit<Mutant, 'wire'>;
   const wire: Uint8Array[] = [];
   for (let at = newline + 1; at < bytes.byteLength;) {
     const length = new DataView(bytes.buffer, bytes.byteOffset + at, 4).getUint32(0, true);
     wire.push(bytes.slice(at + 4, at + 4 + length));
     at += 4 + length;
   }
-  return { wire, mutations };
+  return { wire, mutations, hangUpAfterMs };
 }

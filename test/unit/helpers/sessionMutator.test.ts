@@ -60,6 +60,7 @@ describe('mutateSession', () => {
     const mutant = mutateSession(SESSION, prng(9), context);
     const back = parseMutantFile(mutantFile(mutant));
     expect(back.mutations).toEqual(mutant.mutations);
+    expect(back.hangUpAfterMs).toBe(mutant.hangUpAfterMs);
     expect(concat(back.wire).equals(concat(mutant.wire))).toBe(true);
   });
 });
