@@ -64,7 +64,15 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
   const service = await startService();
   try {
     const results = [];
-    for (const workload of workloads) results.push({ workload, result: await benchExample(service, workload.spec(options.quick)) });
+    const failures: { id: string; error: string }[] = [];
+    for (const workload of workloads) {
+      try {
+        results.push({ workload, result: await benchExample(service, workload.spec(options.quick)) });
+      } catch (error) {
+        // One failing workload (its row is then missing) should not cost the others theirs.
+        failures.push({ id: workload.id, error: error instanceof Error ? error.message.slice(0, 4000) : String(error) });
+      }
+    }
     const summaryRows: SummaryRow[] = results.map(({ workload, result }) => ({
       id: `E5.${workload.id}`,
       what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median)${result.sameNumbers ? '' : ' RESULTS DIFFER'}`,
@@ -74,6 +82,9 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
       ratio: round(result.local.median / result.salus.median),
       paper: PAPER_E5,
       target: TARGET_E5,
+    }));
+    const failedRows: TableRow[] = failures.map((f) => ({
+      metric: `E5.${f.id} FAILED: ${f.error.split('\n')[0]}`, salus: '', reference: '', ratio: '', goal: `≥${TARGET_E5.toFixed(2)}`, met: false,
     }));
     const rows: TableRow[] = results.map(({ workload, result }) => {
       const ratio = result.local.median / result.salus.median;
@@ -87,9 +98,9 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
     return {
       name: 'E5 overhead',
       method: 'Each zoo workload runs unmodified in bench/jobs/timed.js, salus run and salus run --local alternating ABBA on one idle service; per-iteration time = gap between consecutive step/request lines after warm-up; ratio = median(local) / median(service); paired = median over repeats of local/service medians.',
-      rows,
+      rows: [...rows, ...failedRows],
       summaryRows,
-      data: Object.fromEntries(results.map(({ workload, result }) => [workload.id, {
+      data: Object.fromEntries([...failures.map((f) => [f.id, { failed: f.error }]), ...results.map(({ workload, result }) => [workload.id, {
         ...result.spec,
         lengthArgs: undefined,
         serviceMs: rounded(result.salus),
@@ -98,7 +109,7 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
         pairedRatios: result.pairedRatios.map((x) => round(1 / x)),
         sameNumbers: result.sameNumbers,
         finals: result.finals,
-      }])),
+      }])]),
     };
   } finally {
     await service.stop();

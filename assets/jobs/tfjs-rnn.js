@@ -122,17 +122,17 @@ async function main() {
         gradFunc: (dy, [err, ...hs]) => {
           const dPred = tf.mul(err, tf.mul(dy, 2 / B));
           let dh = tf.matMul(dPred, v, false, true);
-          const dwx = [];
-          const dwh = [];
-          const db = [];
+          // Summed step by step: tf.addN binds every term at once, and past 7 terms
+          // that passes WebGPU's 8 storage buffers per shader stage.
+          let [dwx, dwh, db] = [tf.zerosLike(wx), tf.zerosLike(wh), tf.zerosLike(b)];
           for (let t = T; t >= 1; t--) {
             const dz = tf.mul(dh, tf.sub(1, tf.square(hs[t])));
-            dwx.push(tf.matMul(xs[t - 1], dz, true, false));
-            dwh.push(tf.matMul(hs[t - 1], dz, true, false));
-            db.push(tf.sum(dz, 0));
+            dwx = tf.add(dwx, tf.matMul(xs[t - 1], dz, true, false));
+            dwh = tf.add(dwh, tf.matMul(hs[t - 1], dz, true, false));
+            db = tf.add(db, tf.sum(dz, 0));
             dh = tf.matMul(dz, wh, false, true);
           }
-          return [tf.addN(dwx), tf.addN(dwh), tf.addN(db), tf.matMul(hs[T], dPred, true, false), tf.sum(dPred, 0)];
+          return [dwx, dwh, db, tf.matMul(hs[T], dPred, true, false), tf.sum(dPred, 0)];
         },
       };
     })(wx, wh, b, v, c);
