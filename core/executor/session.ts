@@ -25,7 +25,8 @@ export interface SessionHost {
   /** Makes room for a batch and makes the job's buffers resident before it replays (core/executor/residency.ts); absent: nothing pages. */
   prepareBatch?(cmds: readonly Command[]): Promise<void> | undefined;
   /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
-  finishIteration(elapsedMs: number): void;
+  /** `counted` is false for an SDK job's work outside its marked iterations (scheduled, but not an iteration). */
+  finishIteration(elapsedMs: number, counted: boolean): void;
   /** A reply for the job (`rid`), with optional bytes. */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
@@ -69,6 +70,8 @@ export class Session implements ResidentSession {
   private queue: Promise<void> = Promise.resolve();
   private queuedBatches = 0;
   private closed = false;
+  /** False while the grant in progress is an SDK job's unmarked work, which is scheduled but is not an iteration. */
+  private grantIsIteration = true;
   /** How many malformed commands this job has sent (the first MALFORMED_LOG_LIMIT are logged). */
   private malformedCount = 0;
   private closeSignal!: () => void;
@@ -171,7 +174,14 @@ export class Session implements ResidentSession {
   settleIteration(): void {
     if (!this.ending || !this.inIteration || this.closed) return;
     this.inIteration = false;
-    this.host.finishIteration(performance.now() - this.iterationStartMs);
+    this.host.finishIteration(performance.now() - this.iterationStartMs, this.takeGrantIsIteration());
+  }
+
+  /** Whether the grant now ending is one of the job's iterations; the next grant is, unless said otherwise. */
+  private takeGrantIsIteration(): boolean {
+    const counted = this.grantIsIteration;
+    this.grantIsIteration = true;
+    return counted;
   }
 
   /** Destroys every object of the job and returns its memory; safe to call twice. */
@@ -225,6 +235,7 @@ export class Session implements ResidentSession {
         this.scopes.closeSegment();
         if (!(await this.beginIteration())) return;
         unmarked = true;
+        this.grantIsIteration = false;
         this.scopes.openSegment();
       }
       if (cmd.op === 'readMapped' || cmd.op === 'mapAsync') {
@@ -470,6 +481,6 @@ export class Session implements ResidentSession {
     if (this.iterationSource === 'sdk' && this.memoryIterationOpen) this.endMemoryIteration();
     // A GPU span longer than the wall time cannot be this iteration's (e.g. its first submit failed validation).
     const wallMs = performance.now() - this.iterationStartMs;
-    this.host.finishIteration(gpuMs !== null && gpuMs <= wallMs ? gpuMs : wallMs);
+    this.host.finishIteration(gpuMs !== null && gpuMs <= wallMs ? gpuMs : wallMs, this.takeGrantIsIteration());
   }
 }

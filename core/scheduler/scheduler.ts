@@ -98,9 +98,12 @@ export interface Scheduler {
   /**
    * The job's granted iteration is done; `gpuMs` is its measured time. Frees the lane
    * and grants the next. Ignored for a job no longer known (removed mid-iteration);
-   * throws for a known job with no running iteration.
+   * throws for a known job with no running iteration. With `counted: false` the grant
+   * was GPU work that is not one of the job's iterations (an SDK job's work outside the
+   * iterations it marks): its time counts as attained, but not as an iteration done nor
+   * in the job's average.
    */
-  finishIteration(id: string, gpuMs: number): void;
+  finishIteration(id: string, gpuMs: number, options?: { counted?: boolean }): void;
   /** A paused job is never granted; an iteration of it already running finishes first. */
   pause(id: string): void;
   resume(id: string): void;
@@ -355,7 +358,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       }
     },
 
-    finishIteration: (id, gpuMs) => act(() => {
+    finishIteration: (id, gpuMs, options) => act(() => {
       const rec = jobs.get(id);
       if (!rec) return;
       if (rec.runningLane === null) throw new Error(`Job "${id}" finished an iteration it was not granted`);
@@ -363,9 +366,11 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       const laneId = rec.runningLane;
       lane(laneId).running = null;
       rec.runningLane = null;
-      rec.itersDone += 1;
       rec.attainedMs += gpuMs;
-      rec.avgIterationMs = rec.avgIterationMs === null ? gpuMs : rec.avgIterationMs + ITERATION_EMA_WEIGHT * (gpuMs - rec.avgIterationMs);
+      if (options?.counted !== false) {
+        rec.itersDone += 1;
+        rec.avgIterationMs = rec.avgIterationMs === null ? gpuMs : rec.avgIterationMs + ITERATION_EMA_WEIGHT * (gpuMs - rec.avgIterationMs);
+      }
       rec.idleSinceMs = clock.now();
       queue.push({ type: 'finish', jobId: id, laneId, gpuMs });
       schedule(laneId);

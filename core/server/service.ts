@@ -406,8 +406,8 @@ export class SalusService extends EventEmitter {
     return new Session(job.id, this.options.gpu.device, this.memory, {
       acquireIteration: () => this.scheduler.requestIteration(job.id),
       prepareBatch: (cmds) => (job.session ? this.residency.prepare(job.session, cmds) : undefined),
-      finishIteration: (elapsedMs) => {
-        if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs);
+      finishIteration: (elapsedMs, counted) => {
+        if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs, { counted });
         const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;
         if (job.hints.iterations && done >= job.hints.iterations) this.markDirty('jobs');
       },

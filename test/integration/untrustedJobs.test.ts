@@ -139,6 +139,8 @@ describe('scheduling', () => {
     expect(loops()).toBeLessThanOrEqual(paused + 1);
     expect((await service.cli(['resume', info.id])).code).toBe(0);
     await until(() => loops() >= paused + 3, 'the job to go on once resumed', 30_000);
+    // Scheduled, but not iterations: only the one the job marked counts.
+    expect((await service.json<any[]>(['jobs'])).find((j) => j.id === info.id).iterations.done).toBe(1);
     expect((await service.cli(['kill', info.id])).code).toBe(0);
     expect((await job.done).code).toBe(143);
   }, 60_000);

@@ -31,6 +31,16 @@ describe('grants', () => {
     expect(scheduler.jobStats('A')).toMatchObject({ itersDone: 1, attainedMs: 40, queuedMs: 0, avgIterationMs: 40, running: false });
   });
 
+  it('counts a grant that is not an iteration as attained time only', () => {
+    const { scheduler } = setup();
+    scheduler.addJob({ id: 'A', laneId: 'L' });
+    void scheduler.requestIteration('A');
+    scheduler.finishIteration('A', 40);
+    void scheduler.requestIteration('A');
+    scheduler.finishIteration('A', 1000, { counted: false });
+    expect(scheduler.jobStats('A')).toMatchObject({ itersDone: 1, attainedMs: 1040, avgIterationMs: 40, running: false });
+  });
+
   it('keeps an exponential moving average of iteration time, seeded with the first', () => {
     const { scheduler } = setup();
     scheduler.addJob({ id: 'A', laneId: 'L' });
