@@ -60,7 +60,7 @@ async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob
   const jobs: JobProcess[] = [];
   for (const job of TRACE) {
     jobs.push(service.startJob(['--name', job.name, '--iterations', String(job.iterations), ...HINTS, TRAIN, '--',
-      '--iterations', String(job.iterations), '--work', '32', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
+      '--iterations', String(job.iterations), '--work', '96', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
     await service.waitForJobs((infos) => infos.some((info) => info.name === job.name && info.state === 'running'), 30_000);
   }
   await service.waitForJobs((infos) => TRACE.every((job) => infos.some((info) => info.name === job.name && info.memory.persistentBytes >= 256 * KiB)), 30_000);
