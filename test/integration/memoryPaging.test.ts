@@ -26,13 +26,19 @@ afterAll(async () => {
   await service?.stop();
 });
 
-/** Polls `salus memory --json` until `predicate` holds for it, or the jobs end. */
+/**
+ * Polls the memory map over one control connection (a round trip of a millisecond or so,
+ * where spawning `salus memory` takes hundreds and can miss a short paging window) until
+ * `predicate` holds for it, or the jobs end.
+ */
 async function watchMemory(predicate: (memory: any) => boolean, until: Promise<unknown>): Promise<any> {
   let ended = false;
   void until.then(() => { ended = true; });
+  const control = await service.control();
   while (!ended) {
-    const memory = await service.json<any>(['memory']);
+    const memory = await control.call<any>('memory');
     if (predicate(memory)) return memory;
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
   return null;
 }
