@@ -11,9 +11,11 @@ import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
 import { createPager } from './paging.js';
 import { formatBytes } from './size.js';
-import type { AllocResult, BufferLease, MemoryManager } from './types.js';
+import type { AllocRefusal, AllocResult, BufferLease, MemoryManager, QuerySetLease } from './types.js';
 
-export type { AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot, PageResult } from './types.js';
+export type {
+  AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot, PageResult, QuerySetLease, QuerySetResult,
+} from './types.js';
 
 interface LeaseRecord {
   lease: BufferLease;
@@ -35,10 +37,12 @@ interface JobRecord {
   /** Largest lane bytes held at once in the running iteration, freed-but-pooled buffers included. */
   iterationPeakBytes: number;
   leases: Map<number, LeaseRecord>;
+  /** Its query sets by lease id, with the ledger entry that counts each. */
+  querySets: Map<number, { lease: QuerySetLease; ledgerId: number }>;
 }
 
-const oom = (message: string): AllocResult => ({ ok: false, message, errorType: 'out-of-memory' });
-const invalid = (message: string): AllocResult => ({ ok: false, message, errorType: 'validation' });
+const oom = (message: string): AllocRefusal => ({ ok: false, message, errorType: 'out-of-memory' });
+const invalid = (message: string): AllocRefusal => ({ ok: false, message, errorType: 'validation' });
 
 /**
  * Creates a manager over `allocator` with `capacityBytes` to hand out. Every buffer it
@@ -173,6 +177,14 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     }
   }
 
+  function destroyQuerySet(job: JobRecord, leaseId: number): void {
+    const record = job.querySets.get(leaseId);
+    if (!record) return;
+    job.querySets.delete(leaseId);
+    record.lease.querySet.destroy();
+    ledger.remove(record.ledgerId);
+  }
+
   return {
     capacityBytes,
     capacitySource,
@@ -211,6 +223,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         observedPeakBytes: 0,
         iterationPeakBytes: 0,
         leases: new Map(),
+        querySets: new Map(),
       });
       ledger.addJob(request.jobId, paddedPersistentBytes(persistentBytes));
       changeCount += 1;
@@ -221,6 +234,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       const job = jobs.get(jobId);
       if (!job) return;
       for (const record of [...job.leases.values()]) destroyLease(record);
+      for (const leaseId of [...job.querySets.keys()]) destroyQuerySet(job, leaseId);
       const lane = lanes.get(job.laneId)!;
       lane.jobs.delete(jobId);
       lane.running.delete(jobId);
@@ -241,6 +255,30 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       } catch (error) {
         return invalid(`createBuffer failed: ${error instanceof Error ? error.message : String(error)}`);
       }
+    },
+
+    allocateQuerySet(jobId, sizeBytes, create) {
+      const job = jobs.get(jobId);
+      if (!job) return invalid(`job ${jobId} is not admitted, so it cannot create query sets`);
+      if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return invalid(`query set size ${String(sizeBytes)} is not a whole number of bytes`);
+      const room = roomForPersistent(jobId, sizeBytes, `a query set of ${formatBytes(sizeBytes)}`);
+      if (room) return oom(room);
+      let querySet: GPUQuerySet;
+      try {
+        querySet = create();
+      } catch (error) {
+        return invalid(`createQuerySet failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      const lease: QuerySetLease = { id: ++leaseCount, jobId, querySet, sizeBytes };
+      const ledgerId = nextBufferId();
+      ledger.record({ bufferId: ledgerId, sizeBytes, pooled: false, state: 'persistent', jobId, laneId: null });
+      job.querySets.set(lease.id, { lease, ledgerId });
+      return { ok: true, lease };
+    },
+
+    freeQuerySet(lease) {
+      const job = jobs.get(lease.jobId);
+      if (job) destroyQuerySet(job, lease.id);
     },
 
     free(lease, freeOptions) {
@@ -326,6 +364,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
           id: job.id,
           persistentBytes: ledger.persistentBytes(job.id),
           reservedPersistentBytes: ledger.reservedPersistentBytes(job.id),
+          querySetBytes: [...job.querySets.values()].reduce((bytes, { lease }) => bytes + lease.sizeBytes, 0),
           lane: job.laneId,
         })),
         lanes: lanes.list().map((lane) => ({

@@ -31,10 +31,23 @@ export interface BufferLease {
   laneId: string | null;
 }
 
-/** An allocation's outcome. On failure, `message` becomes a GPUOutOfMemoryError (or, for `validation`, a GPUValidationError) for that job alone. */
-export type AllocResult =
-  | { ok: true; lease: BufferLease }
-  | { ok: false; message: string; errorType: 'out-of-memory' | 'validation' };
+/** Why an allocation failed: `message` becomes a GPUOutOfMemoryError (or, for `validation`, a GPUValidationError) for that job alone. */
+export type AllocRefusal = { ok: false; message: string; errorType: 'out-of-memory' | 'validation' };
+
+/** An allocation's outcome. */
+export type AllocResult = { ok: true; lease: BufferLease } | AllocRefusal;
+
+/** A query set held for a job, counted in the ledger as `sizeBytes` (8 bytes a query) of the job's persistent memory. */
+export interface QuerySetLease {
+  /** Unique within the manager (shared with buffer leases' ids). */
+  readonly id: number;
+  readonly jobId: string;
+  readonly querySet: GPUQuerySet;
+  readonly sizeBytes: number;
+}
+
+/** A query set allocation's outcome. */
+export type QuerySetResult = { ok: true; lease: QuerySetLease } | AllocRefusal;
 
 /** A page-out's or page-in's outcome; `message` says why it did not happen. */
 export type PageResult = { ok: true } | { ok: false; message: string };
@@ -62,7 +75,8 @@ export interface AdmissionOptions {
 export interface MemorySnapshot extends MemoryMap {
   /** Σ reservedPersistent(job) + Σ lane sizes: what admission compares with capacity. */
   committedBytes: number;
-  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes: number; lane: string }>;
+  /** `querySetBytes`: of persistentBytes, the bytes of the job's query sets. */
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes: number; querySetBytes: number; lane: string }>;
 }
 
 /** What the executor calls; see createMemoryManager. */
@@ -71,7 +85,7 @@ export interface MemoryManager {
   readonly capacitySource: string;
   /** Tries to place the job now; never queues by itself (the caller keeps the waiting list and retries after departures, in arrival order). Admitting an admitted job answers its lane. */
   admit(request: JobMemoryRequest, options: AdmissionOptions): AdmissionResult;
-  /** The job is gone: destroy every buffer it holds, at once; leave its lane; free empty lanes. Idempotent. */
+  /** The job is gone: destroy every buffer and query set it holds, at once; leave its lane; free empty lanes. Idempotent. */
   release(jobId: string): void;
   /**
    * Inside an iteration (begin..end) a buffer is ephemeral: served from the job's lane pool (poolable ones) or
@@ -81,6 +95,14 @@ export interface MemoryManager {
    * { ok:false } with a message saying the job's share, what it asked for and what is free. Never throws.
    */
   allocate(jobId: string, descriptor: BufferDescriptor): AllocResult;
+  /**
+   * A query set of `sizeBytes` (its count × 8) for the job, made by `create` only once there is room. It counts as
+   * persistent memory inside an iteration too (a query set cannot live in a lane's pool): allowed within the job's
+   * share or when unreserved capacity is free, as a persistent buffer is; else { ok:false } out-of-memory. Never throws.
+   */
+  allocateQuerySet(jobId: string, sizeBytes: number, create: () => GPUQuerySet): QuerySetResult;
+  /** The job destroyed the query set: destroyed and uncounted now. Idempotent. */
+  freeQuerySet(lease: QuerySetLease): void;
   /**
    * The job destroyed the buffer. Persistent: destroyed now. Ephemeral: a pooled buffer returns to the pool at the
    * iteration's end (never reused before it), an unpooled one is destroyed now. `discard` destroys a pooled buffer
@@ -122,7 +144,7 @@ export interface MemoryManager {
    * the total past capacity and no lane had slack to give back; admission then waits until jobs leave.
    */
   snapshot(): MemorySnapshot;
-  /** Real buffers alive and their bytes (the ledger's totals); both 0 when no job is admitted. */
+  /** Real buffers and query sets alive and their bytes (the ledger's totals); both 0 when no job is admitted. */
   liveBuffers(): { count: number; bytes: number };
   /** Increments on every change the snapshot would show, so the service pushes memory events only then. */
   readonly version: number;

@@ -103,7 +103,10 @@ export interface LaneInfo {
   running: string | null;
 }
 
-/** `salus memory --json`. Invariant: usedBytes = Σ jobs.persistentBytes + Σ lanes.sizeBytes. */
+/**
+ * `salus memory --json`. Invariant: usedBytes = Σ jobs.persistentBytes + Σ lanes.sizeBytes. A job's
+ * `querySetBytes` (8 bytes a query) are part of its persistentBytes.
+ */
 export interface MemoryMap {
   capacityBytes: number;
   usedBytes: number;
@@ -112,7 +115,7 @@ export interface MemoryMap {
   capacitySource: string;
   /** Σ reserved persistent (declared or actual, whichever is larger) + Σ lane sizes: what admission counts. */
   committedBytes?: number;
-  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; querySetBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
   lanes: LaneInfo[];
 }
 

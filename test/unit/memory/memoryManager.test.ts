@@ -127,7 +127,7 @@ describe('lane pools', () => {
     expect(staging).toMatchObject({ kind: 'persistent', laneId: null });
     expect(manager.usage('a')).toEqual({ persistentBytes: 3072 + 4096, ephemeralPeakBytes: MiB });
     const map = manager.snapshot();
-    expect(map.jobs).toEqual([{ id: 'a', persistentBytes: 3072 + 4096, reservedPersistentBytes: 3072 + 4096, lane: 'lane-1' }]);
+    expect(map.jobs).toEqual([{ id: 'a', persistentBytes: 3072 + 4096, reservedPersistentBytes: 3072 + 4096, querySetBytes: 0, lane: 'lane-1' }]);
     expect(map.lanes[0].pooledBytes).toBe(MiB); // the scratch buffer, idle
     checkInvariant();
 
@@ -256,5 +256,38 @@ describe('release', () => {
     expect(allocator.destroyed.size).toBe(allocator.created.length);
     expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
     expect(manager.snapshot()).toMatchObject({ usedBytes: 0, freeBytes: 256 * MiB, committedBytes: 0, jobs: [], lanes: [] });
+  });
+});
+
+describe('query sets', () => {
+  test('count as persistent memory of their job, inside iterations too, within its room, until destroyed or released', () => {
+    makeManager(MiB);
+    manager.admit({ jobId: 'a' }, { maxLanes: 1 });
+    let made = 0;
+    const create = (count: number) => () => {
+      made += 1;
+      return device.createQuerySet({ type: 'occlusion', count });
+    };
+    const first = manager.allocateQuerySet('a', 4096 * 8, create(4096));
+    if (!first.ok) throw new Error(first.message);
+    manager.beginIteration('a');
+    const second = manager.allocateQuerySet('a', 2 * 8, create(2));
+    manager.endIteration('a');
+    expect(second.ok).toBe(true);
+    expect(manager.snapshot().jobs).toMatchObject([{ id: 'a', persistentBytes: 32768 + 16, querySetBytes: 32768 + 16 }]);
+    expect(manager.liveBuffers()).toEqual({ count: 2, bytes: 32768 + 16 });
+    checkInvariant();
+
+    // Past the job's room: an out-of-memory refusal, and nothing is created.
+    ok(manager.allocate('a', { size: MiB - 32768 - 16, usage: STORAGE_COPY }));
+    expect(manager.allocateQuerySet('a', 8, create(1))).toMatchObject({ ok: false, errorType: 'out-of-memory' });
+    expect(made).toBe(2);
+
+    manager.freeQuerySet(first.lease);
+    manager.freeQuerySet(first.lease); // idempotent
+    expect(manager.snapshot().jobs).toMatchObject([{ persistentBytes: MiB - 32768, querySetBytes: 16 }]);
+    expect(manager.allocateQuerySet('b', 8, create(1))).toMatchObject({ ok: false, errorType: 'validation' });
+    manager.release('a');
+    expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
   });
 });
