@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ControlError, type SalusService } from './service.js';
 import type { JobHints } from '../protocol/state.js';
 import type { JobRecord } from './jobs.js';
+import type { PeerSocket } from './peerProcess.js';
 
 /** The module every job process loads first. */
 export const PRELOAD_PATH = fileURLToPath(new URL('../client/preload.js', import.meta.url));
@@ -134,8 +135,11 @@ export class JobLauncher {
         ticket?.failed();
         reject(new ControlError(`the job did not connect within ${CONNECT_TIMEOUT_MS / 1000} s`));
       }, CONNECT_TIMEOUT_MS);
-      const onOpened = (opened: JobRecord) => {
-        if (opened.pid !== child.pid) return;
+      // Matched once the OS has said who holds the job's socket (socketServer.ts): the pid a hello claims is the
+      // child's only when the OS agrees, so a process naming the child's pid cannot take its place. Where the OS
+      // cannot say, the claim alone.
+      const onIdentified = (opened: JobRecord, peer: PeerSocket | null) => {
+        if (opened.pid !== child.pid || (peer !== null && !peer.pids.includes(child.pid))) return;
         job = opened;
         ticket?.connected(opened.id);
         cleanup();
@@ -152,9 +156,9 @@ export class JobLauncher {
       };
       const cleanup = () => {
         clearTimeout(timer);
-        this.service.off('jobOpened', onOpened);
+        this.service.off('jobIdentified', onIdentified);
       };
-      this.service.on('jobOpened', onOpened);
+      this.service.on('jobIdentified', onIdentified);
       child.on('exit', onExit);
       child.on('error', (error) => { cleanup(); ticket?.failed(); reject(new ControlError(`cannot start the job: ${error.message}`)); });
     });

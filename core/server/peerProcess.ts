@@ -7,30 +7,32 @@
  * `/proc/self/fd`, asks `ss -xp` (iroute2, which reads the kernel's sock_diag)
  * for that socket's peer inode and the processes holding it, and — when it is
  * time to signal — confirms in `/proc/<pid>/fd` that each process still holds
- * that very socket, so a pid reused since is never signalled. Elsewhere, or
- * without `ss`, nothing is verified and a kill ends the job by its socket alone.
+ * that very socket, so a pid reused since is never signalled. macOS asks
+ * `lsof` the same questions (peerProcessMac.ts), Windows asks the pipe for its
+ * client process (peerProcessWindows.ts). Where the OS cannot say (another
+ * platform, a tool missing or failing), nothing is verified and a kill ends the
+ * job by its socket alone.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
-
-/** How long `ss` may take before the peer counts as unverifiable. */
-const SS_TIMEOUT_MS = 2000;
-/** Largest `ss` listing read (a machine with very many sockets). */
-const SS_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+import { batchedListing, parsedOnce, socketFd } from './peerListing.js';
+import { identifyMacPeer, macProcessHolds } from './peerProcessMac.js';
+import { identifyWindowsPeer } from './peerProcessWindows.js';
 
 /** The peer's socket and the processes that held it when the connection was identified. */
 export interface PeerSocket {
-  /** Inode of the peer's end of the connection. */
-  inode: number;
+  /**
+   * The peer's end of the connection as the OS names it: its inode (Linux), its kernel address (macOS), or the
+   * service's handle of the pipe instance (Windows).
+   */
+  socket: string;
   pids: number[];
 }
 
 /** The inode of a socket's file descriptor in this process, or null where it cannot be read. */
 function ownInode(socket: Socket): number | null {
-  // `_handle.fd` is libuv's descriptor for the connection (not a public API; absent on Windows).
-  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  if (typeof fd !== 'number' || fd < 0) return null;
+  const fd = socketFd(socket);
+  if (fd === null) return null;
   try {
     return socketInode(readlinkSync(`/proc/self/fd/${fd}`));
   } catch {
@@ -58,43 +60,39 @@ export function parseUnixSockets(listing: string): Map<number, { peer: number; p
   return sockets;
 }
 
-/** Connections waiting to be identified: their own inode, and who waits for the answer. */
-let waiting: { own: number; resolve: (peer: PeerSocket | null) => void }[] = [];
-let listing = false;
+const listUnixSockets = batchedListing('ss', () => ['-xpnH']);
+const parseListing = parsedOnce(parseUnixSockets);
 
-/**
- * Runs `ss` for everyone waiting, one run at a time: a burst of connections
- * costs one or two runs, not one process each (a client must not be able to
- * make the service fork at will).
- */
-function listForWaiting(): void {
-  if (listing || waiting.length === 0) return;
-  listing = true;
-  const batch = waiting;
-  waiting = [];
-  execFile('ss', ['-xpnH'], { timeout: SS_TIMEOUT_MS, maxBuffer: SS_MAX_OUTPUT_BYTES }, (error, stdout) => {
-    const sockets = error ? null : parseUnixSockets(stdout);
-    for (const { own, resolve } of batch) {
-      const peer = sockets?.get(own)?.peer;
-      const holders = peer === undefined ? undefined : sockets?.get(peer)?.pids.filter((pid) => pid !== process.pid);
-      resolve(peer !== undefined && holders?.length ? { inode: peer, pids: holders } : null);
-    }
-    listing = false;
-    listForWaiting();
-  });
+async function identifyLinuxPeer(socket: Socket): Promise<PeerSocket | null> {
+  const own = ownInode(socket);
+  if (own === null) return null;
+  const listing = await listUnixSockets();
+  const sockets = listing === null ? null : parseListing(listing.output);
+  const peer = sockets?.get(own)?.peer;
+  const holders = peer === undefined ? undefined : sockets?.get(peer)?.pids.filter((pid) => pid !== process.pid);
+  return peer !== undefined && holders?.length ? { socket: String(peer), pids: holders } : null;
 }
 
 /**
- * Identifies the process at the other end of `socket` (a connection accepted on
- * the service's Unix socket). Resolves with null when the OS cannot say.
+ * Identifies the process at the other end of `socket`, a connection accepted at
+ * `endpoint` (the service's socket path or pipe name). Resolves with null when
+ * the OS cannot say.
  */
-export function identifyPeer(socket: Socket): Promise<PeerSocket | null> {
-  const own = process.platform === 'linux' ? ownInode(socket) : null;
-  if (own === null) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    waiting.push({ own, resolve });
-    listForWaiting();
-  });
+export function identifyPeer(socket: Socket, endpoint: string): Promise<PeerSocket | null> {
+  if (process.platform === 'linux') return identifyLinuxPeer(socket);
+  if (process.platform === 'darwin') return identifyMacPeer(socket);
+  if (process.platform === 'win32') return identifyWindowsPeer(socket, endpoint);
+  return Promise.resolve(null);
+}
+
+/**
+ * Starts watching a connection just accepted at `endpoint`; the returned function identifies its peer (once,
+ * whenever first asked). On Windows every connection is identified at once, control ones included: a pipe
+ * instance is told from the others only by which connections were accepted when it appeared.
+ */
+export function watchPeer(socket: Socket, endpoint: string): () => Promise<PeerSocket | null> {
+  let identified = process.platform === 'win32' ? identifyPeer(socket, endpoint) : null;
+  return () => (identified ??= identifyPeer(socket, endpoint));
 }
 
 /**
@@ -108,8 +106,17 @@ export function peerPid(peer: PeerSocket | null, claimedPid: number | null): num
   return peer.pids.length === 1 ? peer.pids[0] : null;
 }
 
-/** Whether process `pid` holds socket `inode` now (read from `/proc/<pid>/fd`). */
-export function holdsSocket(pid: number, inode: number): boolean {
+/**
+ * Whether process `pid` holds the peer's socket now: read from `/proc/<pid>/fd` on Linux, asked of `lsof` on macOS.
+ * On Windows the pipe's client process is known only as it was when identified (peerProcessWindows.ts).
+ */
+export function holdsSocket(pid: number, peer: PeerSocket): boolean {
+  if (process.platform === 'darwin') return macProcessHolds(pid, peer.socket);
+  if (process.platform === 'win32') return peer.pids.includes(pid);
+  return linuxProcessHolds(pid, peer.socket);
+}
+
+function linuxProcessHolds(pid: number, inode: string): boolean {
   const wanted = `socket:[${inode}]`;
   try {
     for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -133,7 +140,7 @@ export function holdsSocket(pid: number, inode: number): boolean {
 export function verifiedPids(peer: PeerSocket | null, claimedPid: number | null): number[] {
   if (!peer) return [];
   const candidates = claimedPid !== null && peer.pids.includes(claimedPid) ? [claimedPid] : peer.pids;
-  return candidates.filter((pid) => pid !== process.pid && holdsSocket(pid, peer.inode));
+  return candidates.filter((pid) => pid !== process.pid && holdsSocket(pid, peer));
 }
 
 /** Sends `signal` to each of `pids` (verified ones); a process that exited meanwhile is skipped. */

@@ -21,7 +21,7 @@ import type { JobLauncher } from './launcher.js';
 import type { JobRecord } from './jobs.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { FINAL_STATES } from '../protocol/state.js';
-import { identifyPeer, peerPid, verifiedPids, type PeerSocket } from './peerProcess.js';
+import { peerPid, verifiedPids, watchPeer, type PeerSocket } from './peerProcess.js';
 import { ConnectionFlow, DROP_GRACE_MS } from './connectionLimits.js';
 
 /**
@@ -58,7 +58,7 @@ export async function listenSocket(service: SalusService, socketPath: string, la
     }
     unlinkSync(socketPath);
   }
-  const server = createServer((socket) => new Connection(service, socket, launcher));
+  const server = createServer((socket) => new Connection(service, socket, launcher, socketPath));
   // listen() creates the socket with the umask's mode: make it 0600 from its first moment, not just after.
   const previousUmask = process.platform === 'win32' ? null : process.umask(0o177);
   try {
@@ -81,8 +81,11 @@ class Connection {
   /** The peer's bytes can no longer be framed: whatever else it sends is ignored until it is dropped. */
   private unframeable = false;
   private readonly flow: ConnectionFlow;
+  /** Who is at the other end, from the OS (core/server/peerProcess.ts). */
+  private readonly identifyPeer: () => Promise<PeerSocket | null>;
 
-  constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null) {
+  constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null, endpoint: string) {
+    this.identifyPeer = watchPeer(socket, endpoint);
     this.flow = new ConnectionFlow(socket, () => this.job?.session?.liveObjects ?? 0, (message) => this.drop(message));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
@@ -185,13 +188,15 @@ class Connection {
         verifiedPids: (claimedPid) => verifiedPids(peer, claimedPid),
       });
       this.job = job;
-      void identifyPeer(this.socket).then((found) => {
+      void this.identifyPeer().then((found) => {
         peer = found;
         const pid = peerPid(found, job.pid);
-        if (pid === null || pid === job.pid) return;
-        this.service.log(`salus: ${job.id} said it was pid ${job.pid ?? '(none)'}, but its socket is held by pid ${pid}`);
-        job.pid = pid;
-        this.service.markDirty('jobs');
+        if (pid !== null && pid !== job.pid) {
+          this.service.log(`salus: ${job.id} said it was pid ${job.pid ?? '(none)'}, but its socket is held by pid ${pid}`);
+          job.pid = pid;
+          this.service.markDirty('jobs');
+        }
+        this.service.emit('jobIdentified', job, found);
       });
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION, bulkDir: this.service.options.bulkDir ?? null });
     } else {

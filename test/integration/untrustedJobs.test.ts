@@ -5,7 +5,7 @@
  * re-admitted on its connection, whatever it sends after.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, startService, type TestService } from '../helpers/service.js';
@@ -85,6 +85,39 @@ describe('salus kill and a job that lies about its pid', () => {
     const result = await job.done;
     expect(result.code).toBe(143);
     expect(result.stderr).toMatch(new RegExp(`salus: ${running.id} was killed \\(salus kill\\); exiting`));
+  }, 60_000);
+});
+
+/** The pid of the process whose command line contains `marker` (Linux), once it exists. */
+function pidWithArgument(marker: string): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker)) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
+}
+
+describe.runIf(process.platform === 'linux')('a launched job', () => {
+  it('is the process the launcher started, as the OS says, not a connection that names its pid first', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const control = await service.control();
+    const marker = `marker-${process.pid}-${Date.now()}`;
+    const launched = control.call<{ jobId: string }>('launchJob', { file: STEPS, name: 'launched', args: ['--iterations', '3', '--tag', marker] });
+    // The launched process is a node that still loads its modules: this process names its pid first.
+    const childPid = await until(() => pidWithArgument(marker), 'the launched process', 10_000);
+    const impostor = await rawSocket(service.socketPath);
+    sendFrame(impostor.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'impostor', pid: childPid });
+    const impostorId = (await until(() => impostor.frames.find((f) => f.t === 'welcome'), 'the impostor\'s welcome')).jobId;
+    const { jobId } = await launched;
+    expect(jobId).not.toBe(impostorId);
+    const jobs = await service.json<any[]>(['jobs']);
+    expect(jobs.find((j) => j.id === jobId)).toMatchObject({ name: 'launched', pid: childPid });
+    expect(jobs.find((j) => j.id === impostorId)).toMatchObject({ name: 'impostor', pid: process.pid });
+    impostor.socket.destroy();
   }, 60_000);
 });
 

@@ -26,9 +26,9 @@ describe('parseUnixSockets', () => {
 
 describe('peerPid', () => {
   it('takes the claim only when the OS agrees, else the one holder, else nothing', () => {
-    expect(peerPid({ inode: 1, pids: [10, 11] }, 11)).toBe(11);
-    expect(peerPid({ inode: 1, pids: [10] }, 99)).toBe(10);
-    expect(peerPid({ inode: 1, pids: [10, 11] }, 99)).toBeNull();
+    expect(peerPid({ socket: '1', pids: [10, 11] }, 11)).toBe(11);
+    expect(peerPid({ socket: '1', pids: [10] }, 99)).toBe(10);
+    expect(peerPid({ socket: '1', pids: [10, 11] }, 99)).toBeNull();
     expect(peerPid(null, 99)).toBeNull();
   });
 });
@@ -46,9 +46,9 @@ describe.runIf(hasSs)('on a real socket', () => {
     try {
       client = spawn(process.execPath, ['-e', `require('net').connect(${JSON.stringify(path)}); setInterval(() => {}, 1000)`], { stdio: 'ignore' });
       const socket = await accepted;
-      const peer = await identifyPeer(socket);
+      const peer = await identifyPeer(socket, path);
       expect(peer?.pids).toEqual([client.pid]);
-      expect(holdsSocket(client.pid!, peer!.inode)).toBe(true);
+      expect(holdsSocket(client.pid!, peer!)).toBe(true);
       expect(peerPid(peer, process.pid)).toBe(client.pid);
       expect(verifiedPids(peer, 1)).toEqual([client.pid]);
       client.kill('SIGKILL');
