@@ -39,7 +39,9 @@ export interface HttpPanel {
 export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:(.+):)?(\d+)$/.exec(text.trim());
   if (!match) throw new Error(`salus: --http expects [HOST:]PORT, got '${text}'`);
-  return { host: match[1]?.replace(/^\[|\]$/g, '') || '127.0.0.1', port: Number(match[2]) };
+  const port = Number(match[2]);
+  if (port > 65535) throw new Error(`salus: --http port ${port} is past 65535; pick a port from 1 to 65535 (0: any free one)`);
+  return { host: match[1]?.replace(/^\[|\]$/g, '') || '127.0.0.1', port };
 }
 
 function tokenOf(request: IncomingMessage, url: URL): string | null {
@@ -174,8 +176,14 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
   });
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => { server.off('error', reject); resolve(); });
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+      if (error.code === 'EADDRINUSE') reject(new Error(`salus: ${where} is already in use (another salus serve --http, or another program); pass --http with another port`));
+      else if (error.code === 'EADDRNOTAVAIL') reject(new Error(`salus: ${host} is not an address of this machine; pass --http with one that is (127.0.0.1 by default)`));
+      else if (error.code === 'EACCES') reject(new Error(`salus: not allowed to listen at ${where} (ports below 1024 need privileges); pass --http with another port`));
+      else reject(error);
+    });
+    server.listen(port, host, () => { server.removeAllListeners('error'); resolve(); });
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;

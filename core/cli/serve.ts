@@ -40,6 +40,9 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   if (!POLICY_NAMES.includes(policy as PolicyName)) {
     throw new Error(`salus: unknown policy '${options.policy}'; choose one of ${POLICY_NAMES.join(', ')}`);
   }
+  // The panel's address is checked before anything starts, so a typo costs no GPU start-up.
+  const httpServer = options.http === undefined ? null : await import('../bridge/httpServer.js');
+  httpServer?.parseListen(options.http!);
   const gpu = await openGpu({ backend: options.backend, adapter: options.adapter });
   const capacity = await detectCapacity({
     configuredBytes: options.memoryBytes,
@@ -77,12 +80,12 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   service.log(`salus: GPU ${service.describe()}`);
   process.stdout.write(`salus: listening on ${options.socketPath}\n`);
   if (history) service.log(`salus: job history in ${dataDir}`);
-  history?.relaunchWaiting((request, caller) => launcher.relaunch(request, caller));
-  if (options.http !== undefined) {
-    const { startHttp } = await import('../bridge/httpServer.js');
-    const http = await startHttp(service, launcher, options.http);
+  if (httpServer) {
+    // Before earlier launches start again: a panel that cannot listen ends the service with nothing started.
+    const http = await httpServer.startHttp(service, launcher, options.http!);
     process.stdout.write(`salus: panel at ${http.url}\n`);
   }
+  history?.relaunchWaiting((request, caller) => launcher.relaunch(request, caller));
   let stopping = false;
   const stop = (signal: string) => {
     stopping = true;
