@@ -16,11 +16,11 @@ const BATTERY = join(ROOT, 'test/fixtures/jobs/webgpu-conformance.js');
 const CHECKS = [
   'requestDevice', 'adapter', 'device', 'globals', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
   'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'largeMappings', 'invalidBufferDescriptor',
-  'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
+  'invalidBufferDescriptors', 'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
-  'occlusionQuerySet', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
+  'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'afterDestroy',
 ] as const;
 
@@ -68,6 +68,11 @@ describe('remote WebGPU conformance', () => {
   it('checks what it claims to (local values)', () => {
     expect(local.mapReadWithOffsets.value).toMatchObject({ pending: 'pending', first: [104, 105, 106, 107], detached: [0, 0] });
     expect(local.mapWriteWithOffsets.value.values).toEqual([0, 0, 11, 22, 33, 44, 0, 0]);
+    for (const [name, result] of Object.entries<any>(local.invalidBufferDescriptors.value)) {
+      expect(result.oom, name).toBeNull();
+      expect(result.threw !== null || result.validation?.class === 'GPUValidationError', name).toBe(true);
+    }
+    expect(local.querySetCounts.value).toMatchObject({ 0: { error: null }, 4096: { error: null }, 4097: { error: { class: 'GPUValidationError' } } });
     expect(local.writeBufferVariants.value.values.slice(0, 3)).toEqual([3, 4, 5]);
     expect(local.writeBufferShared.value).toMatchObject({ values: [103, 104, 105, 106, 108, 109, 110, 111], outOfData: { threw: 'DOMException', name: 'OperationError' } });
     expect(local.dispatchDirectAndIndirect.value.viaIndirect.slice(0, 3)).toEqual([2, 12, 22]);
