@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { ServiceConnection } from '../core/client/connection.js';
+import type { GpuInfo, ServiceSnapshot } from '../core/protocol/state.js';
 
 /** The repository root: the nearest folder above this file with `bin/salus.js`. */
 export const ROOT = findRoot(import.meta.dirname);
@@ -52,6 +53,8 @@ export interface SalusRun {
 /** A running `salus …` process. */
 export interface SalusProcess {
   pid: number | undefined;
+  /** Its stdout lines so far (the same array `done` gives at the end). */
+  lines: readonly OutputLine[];
   done: Promise<SalusRun>;
 }
 
@@ -93,7 +96,7 @@ export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, node
       });
     });
   });
-  return { pid: child.pid, done };
+  return { pid: child.pid, lines, done };
 }
 
 function parseJson(text: string): Record<string, any> | null {
@@ -188,6 +191,16 @@ export async function startService(serveArgs: readonly string[] = []): Promise<B
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The adapter a fresh `salus serve` opens on this machine (it is started and stopped for the question). */
+export async function serviceGpu(): Promise<GpuInfo> {
+  const service = await startService();
+  try {
+    return (await service.call<ServiceSnapshot>('snapshot')).gpu;
+  } finally {
+    await service.stop();
+  }
 }
 
 /** What every benchmark's figures depend on besides the GPU: the CPUs, memory, Node, load and commit. */

@@ -5,8 +5,11 @@
  * evaluation's rows (E4, E5.*, …) go into `bench/results/summary.json`
  * (bench/summary.ts), whose table is printed last.
  *
- * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]]`, NAME one of
- * switch (E4), overhead (E5), iteration, upload, call-path. `--quick` runs fewer
+ * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR]`, NAME one of
+ * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), switch (E4), overhead (E5),
+ * iteration, upload, call-path. The experiments on the zoo's framework jobs draw
+ * their figures into docs/ (with `--quick`, into bench/results/figures/; `--figures
+ * DIR` says where). `--quick` runs fewer
  * samples, and only the evaluation's experiments unless `--only` says otherwise
  * (under 10 minutes on 2 cores). Needs `npm run build` (the bench runs the
  * compiled `salus`, as users do).
@@ -15,7 +18,7 @@
  * benchmark alternates its two sides), not absolute figures across runs.
  */
 import { parseArgs } from 'node:util';
-import { machineFacts, ROOT, startService } from './harness.js';
+import { machineFacts, ROOT, serviceGpu } from './harness.js';
 import { loadavg } from 'node:os';
 import { formatTable, writeResults, type BenchResult } from './report.js';
 import { benchSwitch, SWITCH_DEFAULTS, SWITCH_QUICK } from './switchLatency.js';
@@ -24,10 +27,21 @@ import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
 import { benchIterationTime } from './iterationTime.js';
 import { benchUpload } from './uploadThroughput.js';
 import { benchCallPath } from './callPath.js';
-import type { GpuInfo, ServiceSnapshot } from '../core/protocol/state.js';
+import { benchZooJct, ZOO_JCT_QUICK } from './evaluation/jct.js';
+import { benchZooSweep, ZOO_SWEEP_QUICK } from './evaluation/sweep.js';
+import { benchZooInference, ZOO_INFERENCE_QUICK } from './evaluation/inference.js';
+import { join, resolve } from 'node:path';
+
+/** Where the figures go: `--figures DIR`, else docs/ for a full run and beside the results for `--quick`. */
+let figuresOverride: string | undefined;
+const figuresDir = (quick: boolean) => figuresOverride ?? (quick ? join(ROOT, 'bench', 'results', 'figures') : join(ROOT, 'docs'));
+const log = (line: string) => process.stdout.write(`\n  ${line}`);
 
 /** Each benchmark, given `--quick`. */
 const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
+  jct: (quick) => benchZooJct({ ...(quick ? ZOO_JCT_QUICK : {}), figuresDir: figuresDir(quick) }, log),
+  sweep: (quick) => benchZooSweep({ ...(quick ? ZOO_SWEEP_QUICK : {}), figuresDir: figuresDir(quick) }, log),
+  inference: (quick) => benchZooInference({ ...(quick ? ZOO_INFERENCE_QUICK : {}), figuresDir: figuresDir(quick) }, log),
   switch: (quick) => benchSwitch(quick ? SWITCH_QUICK : SWITCH_DEFAULTS),
   overhead: (quick) => benchOverhead({ quick }),
   iteration: () => benchIterationTime(),
@@ -36,17 +50,11 @@ const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
 };
 
 /** What `--quick` runs without `--only`: the experiments of issue 10 (their rows go into the summary). */
-const QUICK_BENCHES = ['switch', 'overhead'];
+const QUICK_BENCHES = ['jct', 'sweep', 'inference', 'switch', 'overhead'];
 
 /** What the figures depend on: the GPU the service opens, the CPUs, Node, the commit. */
 async function environment() {
-  const service = await startService();
-  let gpu: GpuInfo;
-  try {
-    gpu = (await service.call<ServiceSnapshot>('snapshot')).gpu;
-  } finally {
-    await service.stop();
-  }
+  const gpu = await serviceGpu();
   return {
     adapter: gpu.description || `${gpu.vendor} ${gpu.device}`.trim(),
     backend: gpu.backend,
@@ -56,7 +64,8 @@ async function environment() {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, figures: { type: 'string' } } });
+  if (values.figures) figuresOverride = resolve(values.figures);
   const quick = values.quick ?? false;
   const names = values.only ? values.only.split(',').map((s) => s.trim()) : quick ? QUICK_BENCHES : Object.keys(BENCHES);
   const unknown = names.filter((name) => !BENCHES[name]);

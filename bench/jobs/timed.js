@@ -6,19 +6,41 @@
  * gets per-iteration times from outside the example. Imports nothing of ours;
  * runs under `salus run` and `salus run --local` alike.
  *
- * Usage: `salus run bench/jobs/timed.js -- EXAMPLE [EXAMPLE ARGS...]`
- * (EXAMPLE relative to the working directory).
+ * As a job of a trace (bench/traceRun.ts), it first loads the modules named by
+ * `--preload` (the framework, so Node's import of it stays out of the trace: the
+ * example's own import then finds it loaded), opens a GPU device (through the
+ * service, so the job is admitted now), prints `{"ready"}`, waits until the
+ * file of `--start-file` exists, reads the trace's start (epoch ms) from it, and
+ * starts the example at start + `--arrival-ms`, printing `{"arrived"}`.
+ *
+ * Usage: `salus run bench/jobs/timed.js -- [--preload MODULE]... [--start-file F
+ * [--arrival-ms A]] EXAMPLE [EXAMPLE ARGS...]` (EXAMPLE relative to the working directory).
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [example, ...args] = process.argv.slice(2);
-if (!example) throw new Error('timed.js: usage: timed.js EXAMPLE [ARGS...]');
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
+
+const argv = process.argv.slice(2);
+const preload = [];
+let startFile = null;
+let arrivalMs = 0;
+while (argv[0]?.startsWith('--')) {
+  const [flag, value] = argv.splice(0, 2);
+  if (flag === '--preload') preload.push(value);
+  else if (flag === '--start-file') startFile = value;
+  else if (flag === '--arrival-ms') arrivalMs = Number(value);
+  else throw new Error(`timed.js: unknown option ${flag}`);
+}
+const [example, ...args] = argv;
+if (!example) throw new Error('timed.js: usage: timed.js [--preload M]... [--start-file F [--arrival-ms A]] EXAMPLE [ARGS...]');
 const path = resolve(example);
 
 const print = console.log.bind(console);
 console.log = (...values) => {
-  const t = performance.timeOrigin + performance.now();
+  const t = now();
   if (values.length === 1 && typeof values[0] === 'string' && values[0].startsWith('{')) {
     try {
       print(JSON.stringify({ t, ...JSON.parse(values[0]) }));
@@ -30,7 +52,22 @@ console.log = (...values) => {
   print(...values);
 };
 
+// Bare names resolve from this repository's node_modules, as the examples' own imports do.
+for (const name of preload) await import(name);
+if (startFile) {
+  // A device of its own, opened now, makes the job known to the service (and admitted)
+  // in the order the bench starts the trace's jobs, before their arrivals.
+  await (await navigator.gpu.requestAdapter())?.requestDevice();
+  print(JSON.stringify({ ready: now() }));
+  // The bench writes the file whole (write, then rename).
+  while (!existsSync(startFile)) await sleep(20);
+  const start = Number(readFileSync(startFile, 'utf8'));
+  if (!(start > 0)) throw new Error(`timed.js: no start time in ${startFile}`);
+  await sleep(start + arrivalMs - now());
+  print(JSON.stringify({ arrived: now() }));
+}
+
 // The example reads its own arguments from process.argv.
 process.argv = [process.argv[0], path, ...args];
-print(JSON.stringify({ ev: 'start', t: performance.timeOrigin + performance.now() }));
+print(JSON.stringify({ ev: 'start', t: now() }));
 await import(pathToFileURL(path).href);

@@ -102,6 +102,12 @@ export interface Sample {
   queued: number;
   lanes: number;
   usedBytes: number;
+  /** Σ persistent bytes of the admitted jobs. */
+  persistentBytes: number;
+  /** Σ lane sizes: the ephemeral space Salus reserves. */
+  laneBytes: number;
+  /** What MPS-style sharing would reserve for the same admitted jobs: Σ (persistent + ephemeral peak). */
+  mpsBytes: number;
 }
 
 /**
@@ -117,6 +123,7 @@ export function startSampler(service: BenchService, everyMs = 1000): { stop(): P
   const take = async () => {
     try {
       const snapshot = await service.call<ServiceSnapshot>('snapshot');
+      const admitted = snapshot.jobs.filter((j) => j.lane !== null);
       samples.push({
         at: snapshot.at,
         busyShare: snapshot.busyShare,
@@ -124,6 +131,9 @@ export function startSampler(service: BenchService, everyMs = 1000): { stop(): P
         queued: snapshot.jobs.filter((j) => j.state === 'queued').length,
         lanes: snapshot.memory.lanes.length,
         usedBytes: snapshot.memory.usedBytes,
+        persistentBytes: snapshot.memory.jobs.reduce((sum, j) => sum + j.persistentBytes, 0),
+        laneBytes: snapshot.memory.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0),
+        mpsBytes: admitted.reduce((sum, j) => sum + j.memory.persistentBytes + j.memory.ephemeralPeakBytes, 0),
       });
     } catch {
       // The service is busy or stopping: skip this sample.

@@ -9,13 +9,9 @@
  * fresh `salus serve --policy FIFO` and on a fresh `--policy SRTF` (one lane, the
  * default knobs), alternating, `reps` times each.
  *
- * Arrivals: on a loaded 2-core machine a `salus run` takes 0.5–4 s to boot Node
- * and connect, so spawning a job at its arrival time scrambles the trace (and
- * differently under each policy). Instead every job is started and admitted
- * before the trace begins, in arrival order, sets up, and waits for its arrival
- * time (a start file carries the trace's t0). JCT = finishedAt (from `salus
- * jobs`: when the service returned its memory) − arrival; submittedAt is the
- * pre-start, so it is not used.
+ * Arrivals as in bench/traceRun.ts: every job is started, admitted and set up
+ * (weights resident) before the trace begins, in arrival order, and released at
+ * its arrival time; JCT = finishedAt (salus jobs) − arrival.
  *
  * Beside the measured ratio, the simulator (core/sim: the service's own scheduler
  * and policies in virtual time) replays the trace on one lane with no overhead and
@@ -24,15 +20,13 @@
  * this mix and load, and over 100-job traces of the same shares, says how typical
  * our trace is.
  */
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectSuccess, startService, type SalusRun } from '../harness.js';
+import { runTrace, type TraceEntry } from '../traceRun.js';
 import {
-  exponential, gpuOf, jobsOf, KiB, lastLine, mean, median, PAPER_JOBS_DIR, ratio, round, secs, seededRandom, shuffle,
-  quantile, startSampler, times, waitFor, type PaperResult, type Sample,
+  exponential, KiB, lastLine, mean, median, PAPER_JOBS_DIR, ratio, round, secs, seededRandom, shuffle,
+  quantile, times, type PaperResult, type Sample,
 } from './common.js';
-import type { GpuInfo, JobInfo } from '../../core/protocol/state.js';
+import type { GpuInfo } from '../../core/protocol/state.js';
 import { simulate } from '../../core/sim/simulator.js';
 import type { TraceJob as SimTraceJob } from '../../core/sim/trace.js';
 
@@ -163,83 +157,62 @@ interface RunOutcome {
   samples: Sample[];
 }
 
-async function runTrace(trace: readonly TraceJob[], policy: 'FIFO' | 'SRTF', rep: number, options: JctOptions): Promise<{ outcome: RunOutcome; gpu: GpuInfo | null }> {
-  const service = await startService(['--memory', '256MiB', '--policy', policy]);
-  const dir = mkdtempSync(join(tmpdir(), 'salus-paper-jct-'));
-  const startFile = join(dir, 'start');
-  try {
-    const gpu = await gpuOf(service);
-    const file = join(PAPER_JOBS_DIR, 'train.js');
-    const hints = ['--persistent', String(options.persistentBytes), '--ephemeral', String(options.ephemeralBytes)];
-    // Every job is started and admitted before the trace begins, one at a time in
-    // arrival order (so FIFO's "oldest" is the trace's order), then waits for its
-    // arrival time: Node's start on this small machine stays out of the trace.
-    const runs: Promise<SalusRun>[] = [];
-    for (const job of trace) {
-      runs.push(service.run(file,
-        ['--iterations', String(job.iterations), '--work', String(options.work), ...hints, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)],
-        ['--name', job.name, '--iterations', String(job.iterations), ...hints]).done.then((run) => expectSuccess(run, `${policy} ${job.name}`)));
-      await waitFor(async () => ((await jobsOf(service)).some((info) => info.name === job.name && info.state === 'running') ? true : null),
-        60_000, `${job.name} to be admitted`, 50);
-    }
-    // Set up (weights resident), with time to spare for the pipeline.
-    await waitFor(async () => {
-      const infos = await jobsOf(service);
-      return trace.every((job) => infos.some((info) => info.name === job.name && info.memory.persistentBytes >= options.persistentBytes)) ? true : null;
-    }, 60_000, 'every trace job to hold its weights', 100);
-    const t0 = Date.now() + 1500;
-    writeFileSync(`${startFile}.tmp`, String(t0));
-    renameSync(`${startFile}.tmp`, startFile);
-    const sampler = startSampler(service);
-    const finished = await Promise.all(runs);
-    const samples = (await sampler.stop()).filter((s) => s.at >= t0);
-    const infos = await jobsOf(service);
-    const byName = new Map(infos.map((info) => [info.name, info]));
-    const jobs = trace.map((job, i): JobOutcome => {
-      const info: JobInfo | undefined = byName.get(job.name);
-      if (!info || info.finishedAt === null || info.state !== 'done') throw new Error(`bench paper jct: ${policy} ${job.name} did not finish: ${JSON.stringify(info)}`);
-      const arrivedAt = t0 + job.arrivalMs;
-      const last = lastLine(finished[i].lines, 'lastEnd');
-      return {
-        name: job.name, cls: job.cls, iterations: job.iterations, arrivedAt, finishedAt: info.finishedAt,
-        jctMs: info.finishedAt - arrivedAt,
-        jobSideJctMs: last ? round(last.lastEnd - arrivedAt, 1) : null,
-        firstStepLateMs: last?.firstStart ? round(last.firstStart - arrivedAt, 1) : null,
-        avgIterationMs: info.avgIterationMs, attainedMs: round(info.attainedMs), queuedMs: round(info.queuedMs),
-      };
-    });
-    const jcts = jobs.map((j) => j.jctMs);
-    const makespanMs = Math.max(...jobs.map((j) => j.finishedAt)) - t0;
-    const iterationTimes = jobs.flatMap((j) => (j.avgIterationMs === null ? [] : [j.avgIterationMs]));
-    const fallbackIterationMs = median(iterationTimes);
-    const sim = trace.map((job, i) => ({ arrivalMs: job.arrivalMs, iterations: job.iterations, iterationMs: jobs[i].avgIterationMs ?? fallbackIterationMs }));
-    const simFifo = mean(simulateLane(sim, 'FIFO'));
-    const simSrtf = mean(simulateLane(sim, 'SRTF'));
-    const avgJctByClassMs = Object.fromEntries(CLASS_NAMES
-      .map((cls) => [cls, jobs.filter((j) => j.cls === cls).map((j) => j.jctMs)] as const)
-      .filter(([, values]) => values.length > 0)
-      .map(([cls, values]) => [cls, round(mean(values), 1)]));
-    const busy = samples.map((s) => s.busyShare);
+async function runPolicy(trace: readonly TraceJob[], policy: 'FIFO' | 'SRTF', rep: number, options: JctOptions): Promise<{ outcome: RunOutcome; gpu: GpuInfo | null }> {
+  const hints = ['--persistent', String(options.persistentBytes), '--ephemeral', String(options.ephemeralBytes)];
+  const entries: TraceEntry[] = trace.map((job) => ({
+    name: job.name,
+    arrivalMs: job.arrivalMs,
+    launch: (startFile) => ({
+      file: join(PAPER_JOBS_DIR, 'train.js'),
+      jobArgs: ['--iterations', String(job.iterations), '--work', String(options.work), ...hints, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)],
+      salusArgs: ['--iterations', String(job.iterations), ...hints],
+    }),
+  }));
+  // Set up (weights resident) before the trace begins.
+  const { t0, gpu, runs: finished, infos, samples } = await runTrace(entries, {
+    serveArgs: ['--memory', '256MiB', '--policy', policy],
+    ready: (info) => info.memory.persistentBytes >= options.persistentBytes,
+  });
+  const jobs = trace.map((job, i): JobOutcome => {
+    const info = infos[i];
+    const arrivedAt = t0 + job.arrivalMs;
+    const last = lastLine(finished[i].lines, 'lastEnd');
     return {
-      gpu,
-      outcome: {
-        policy, rep,
-        avgJctMs: round(mean(jcts), 1),
-        medianJctMs: round(median(jcts), 1),
-        makespanMs: round(makespanMs, 1),
-        laneUtilization: round(jobs.reduce((sum, j) => sum + j.attainedMs, 0) / makespanMs),
-        meanBusyShare: busy.length ? round(mean(busy)) : null,
-        medianIterationMs: round(fallbackIterationMs),
-        avgJctByClassMs,
-        simulated: { fifoAvgJctMs: round(simFifo, 1), srtfAvgJctMs: round(simSrtf, 1), ratio: ratio(simFifo, simSrtf) },
-        jobs,
-        samples,
-      },
+      name: job.name, cls: job.cls, iterations: job.iterations, arrivedAt, finishedAt: info.finishedAt!,
+      jctMs: info.finishedAt! - arrivedAt,
+      jobSideJctMs: last ? round(last.lastEnd - arrivedAt, 1) : null,
+      firstStepLateMs: last?.firstStart ? round(last.firstStart - arrivedAt, 1) : null,
+      avgIterationMs: info.avgIterationMs, attainedMs: round(info.attainedMs), queuedMs: round(info.queuedMs),
     };
-  } finally {
-    await service.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
+  const jcts = jobs.map((j) => j.jctMs);
+  const makespanMs = Math.max(...jobs.map((j) => j.finishedAt)) - t0;
+  const iterationTimes = jobs.flatMap((j) => (j.avgIterationMs === null ? [] : [j.avgIterationMs]));
+  const fallbackIterationMs = median(iterationTimes);
+  const sim = trace.map((job, i) => ({ arrivalMs: job.arrivalMs, iterations: job.iterations, iterationMs: jobs[i].avgIterationMs ?? fallbackIterationMs }));
+  const simFifo = mean(simulateLane(sim, 'FIFO'));
+  const simSrtf = mean(simulateLane(sim, 'SRTF'));
+  const avgJctByClassMs = Object.fromEntries(CLASS_NAMES
+    .map((cls) => [cls, jobs.filter((j) => j.cls === cls).map((j) => j.jctMs)] as const)
+    .filter(([, values]) => values.length > 0)
+    .map(([cls, values]) => [cls, round(mean(values), 1)]));
+  const busy = samples.map((s) => s.busyShare);
+  return {
+    gpu,
+    outcome: {
+      policy, rep,
+      avgJctMs: round(mean(jcts), 1),
+      medianJctMs: round(median(jcts), 1),
+      makespanMs: round(makespanMs, 1),
+      laneUtilization: round(jobs.reduce((sum, j) => sum + j.attainedMs, 0) / makespanMs),
+      meanBusyShare: busy.length ? round(mean(busy)) : null,
+      medianIterationMs: round(fallbackIterationMs),
+      avgJctByClassMs,
+      simulated: { fifoAvgJctMs: round(simFifo, 1), srtfAvgJctMs: round(simSrtf, 1), ratio: ratio(simFifo, simSrtf) },
+      jobs,
+      samples,
+    },
+  };
 }
 
 export async function benchJct(overrides: Partial<JctOptions> = {}, log: (line: string) => void = () => {}): Promise<PaperResult> {
@@ -250,7 +223,7 @@ export async function benchJct(overrides: Partial<JctOptions> = {}, log: (line: 
   for (let rep = 0; rep < options.reps; rep++) {
     const order: ('FIFO' | 'SRTF')[] = rep % 2 === 0 ? ['FIFO', 'SRTF'] : ['SRTF', 'FIFO'];
     for (const policy of order) {
-      const { outcome, gpu: seen } = await runTrace(trace, policy, rep, options);
+      const { outcome, gpu: seen } = await runPolicy(trace, policy, rep, options);
       gpu ??= seen;
       runs.push(outcome);
       log(`jct: ${policy} rep ${rep + 1}: avg JCT ${secs(outcome.avgJctMs)}, makespan ${secs(outcome.makespanMs)}`);

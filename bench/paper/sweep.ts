@@ -53,6 +53,17 @@ export const SWEEP_QUICK: Partial<SweepOptions> = {
   reps: 1,
 };
 
+/** A sweep: how many copies, of how many iterations each, and how one copy is started. */
+export interface SweepSpec {
+  jobs: number;
+  iterations: number;
+  label: string;
+  /** Starts the copy `name` on `service`; resolves when it has exited 0. */
+  start(service: BenchService, name: string): Promise<SalusRun>;
+  /** How often the service's state is sampled (default once a second). */
+  sampleEveryMs?: number;
+}
+
 /** One job's settings in a variant. */
 interface JobSpec {
   jobs: number;
@@ -63,7 +74,8 @@ interface JobSpec {
   label: string;
 }
 
-interface ModeOutcome {
+/** One side of a sweep: its makespans, throughputs, and what the service showed meanwhile. */
+export interface ModeOutcome {
   mode: 'sequential' | 'packed';
   wallMakespanMs: number;
   serviceMakespanMs: number;
@@ -78,22 +90,31 @@ interface ModeOutcome {
   samples: Sample[];
 }
 
-function start(service: BenchService, options: JobSpec, name: string): Promise<SalusRun> {
+/** The paper bench's sweep of bench/paper/jobs/train.js copies. */
+function trainSweep(options: JobSpec): SweepSpec {
   const hints = ['--persistent', String(options.persistentBytes), '--ephemeral', String(options.ephemeralBytes)];
-  return service.run(join(PAPER_JOBS_DIR, 'train.js'),
-    ['--iterations', String(options.iterations), '--work', String(options.work), ...hints],
-    ['--name', name, '--iterations', String(options.iterations), ...hints]).done.then((run) => expectSuccess(run, `sweep ${name}`));
+  return {
+    jobs: options.jobs, iterations: options.iterations, label: options.label,
+    start: (service, name) => service.run(join(PAPER_JOBS_DIR, 'train.js'),
+      ['--iterations', String(options.iterations), '--work', String(options.work), ...hints],
+      ['--name', name, '--iterations', String(options.iterations), ...hints]).done.then((run) => expectSuccess(run, `sweep ${name}`)),
+  };
 }
 
-async function runMode(service: BenchService, mode: 'sequential' | 'packed', options: JobSpec, rep: number): Promise<ModeOutcome> {
+/**
+ * One side of a sweep on `service`: the copies one after another (each alone, the next
+ * spawned when the previous exits) or all at once; makespans wall (first spawn to last
+ * exit) and service (submittedAt to finishedAt, summed one at a time).
+ */
+export async function runMode(service: BenchService, mode: 'sequential' | 'packed', options: SweepSpec, rep: number): Promise<ModeOutcome> {
   const names = Array.from({ length: options.jobs }, (_, i) => `sweep-${options.label}-${rep}-${mode}-${i}`);
   // The lane map after each alone-job is gone from the service; sample during the mode only.
-  const sampler = startSampler(service);
+  const sampler = startSampler(service, options.sampleEveryMs);
   const t0 = nowMs();
   if (mode === 'sequential') {
-    for (const name of names) await start(service, options, name);
+    for (const name of names) await options.start(service, name);
   } else {
-    await Promise.all(names.map((name) => start(service, options, name)));
+    await Promise.all(names.map((name) => options.start(service, name)));
   }
   const wallMakespanMs = nowMs() - t0;
   const samples = await sampler.stop();
@@ -122,7 +143,7 @@ async function runMode(service: BenchService, mode: 'sequential' | 'packed', opt
   };
 }
 
-interface RepOutcome {
+export interface RepOutcome {
   sequential: ModeOutcome;
   packed: ModeOutcome;
   wallRatio: number | null;
@@ -130,7 +151,7 @@ interface RepOutcome {
 }
 
 /** A mode's figures averaged over reps (throughput from the mean makespan). */
-interface ModeMean {
+export interface ModeMean {
   wallMakespanMs: number;
   serviceMakespanMs: number;
   wallThroughput: number;
@@ -140,14 +161,8 @@ interface ModeMean {
   maxLanes: number;
 }
 
-interface VariantOutcome {
+interface VariantOutcome extends SweepOutcome {
   variant: SweepVariant;
-  sequential: ModeMean;
-  packed: ModeMean;
-  /** Ratio of mean makespans (= ratio of throughputs). */
-  wallRatio: number | null;
-  serviceRatio: number | null;
-  reps: RepOutcome[];
 }
 
 function meanOf(modes: readonly ModeOutcome[]): ModeMean {
@@ -165,40 +180,53 @@ function meanOf(modes: readonly ModeOutcome[]): ModeMean {
   };
 }
 
-async function runVariant(options: SweepOptions, variant: SweepVariant, log: (line: string) => void): Promise<{ outcome: VariantOutcome; gpu: GpuInfo | null }> {
-  const spec: JobSpec = { ...variant, jobs: options.jobs, persistentBytes: options.persistentBytes, ephemeralBytes: options.ephemeralBytes };
-  const service = await startService(['--memory', '256MiB', '--policy', 'PACK']);
+/** Both sides of a sweep, `reps` times, alternating which goes first; means and ratios (one at a time / all at once). */
+export interface SweepOutcome {
+  sequential: ModeMean;
+  packed: ModeMean;
+  /** Ratio of mean makespans (= ratio of throughputs). */
+  wallRatio: number | null;
+  serviceRatio: number | null;
+  reps: RepOutcome[];
+}
+
+/** Runs `spec` one at a time and all at once on one fresh `salus serve SERVE_ARGS`, `reps` times each, alternating. */
+export async function runSweep(spec: SweepSpec, reps: number, serveArgs: readonly string[], log: (line: string) => void): Promise<SweepOutcome & { gpu: GpuInfo | null }> {
+  const service = await startService(serveArgs);
   try {
     const gpu = await gpuOf(service);
-    const reps: RepOutcome[] = [];
-    for (let rep = 0; rep < options.reps; rep++) {
+    const outcomes: RepOutcome[] = [];
+    for (let rep = 0; rep < reps; rep++) {
       // Alternate which side goes first, so a drift in the machine's load does not favour one.
       const order: ('sequential' | 'packed')[] = rep % 2 === 0 ? ['sequential', 'packed'] : ['packed', 'sequential'];
       const got: Partial<Record<'sequential' | 'packed', ModeOutcome>> = {};
       for (const mode of order) {
         got[mode] = await runMode(service, mode, spec, rep);
-        log(`sweep ${variant.label} rep ${rep + 1}: ${mode === 'sequential' ? 'one at a time' : 'all at once under PACK'}: ${secs(got[mode]!.wallMakespanMs)}`);
+        log(`sweep ${spec.label} rep ${rep + 1}: ${mode === 'sequential' ? 'one at a time' : 'all at once'}: ${secs(got[mode]!.wallMakespanMs)}`);
       }
       const { sequential, packed } = got as Record<'sequential' | 'packed', ModeOutcome>;
-      reps.push({
+      outcomes.push({
         sequential, packed,
         wallRatio: ratio(sequential.wallMakespanMs, packed.wallMakespanMs),
         serviceRatio: ratio(sequential.serviceMakespanMs, packed.serviceMakespanMs),
       });
     }
-    const sequential = meanOf(reps.map((r) => r.sequential));
-    const packed = meanOf(reps.map((r) => r.packed));
+    const sequential = meanOf(outcomes.map((r) => r.sequential));
+    const packed = meanOf(outcomes.map((r) => r.packed));
     return {
-      gpu,
-      outcome: {
-        variant, sequential, packed, reps,
-        wallRatio: ratio(sequential.wallMakespanMs, packed.wallMakespanMs),
-        serviceRatio: ratio(sequential.serviceMakespanMs, packed.serviceMakespanMs),
-      },
+      gpu, sequential, packed, reps: outcomes,
+      wallRatio: ratio(sequential.wallMakespanMs, packed.wallMakespanMs),
+      serviceRatio: ratio(sequential.serviceMakespanMs, packed.serviceMakespanMs),
     };
   } finally {
     await service.stop();
   }
+}
+
+async function runVariant(options: SweepOptions, variant: SweepVariant, log: (line: string) => void): Promise<{ outcome: VariantOutcome; gpu: GpuInfo | null }> {
+  const spec = trainSweep({ ...variant, jobs: options.jobs, persistentBytes: options.persistentBytes, ephemeralBytes: options.ephemeralBytes });
+  const { gpu, ...outcome } = await runSweep(spec, options.reps, ['--memory', '256MiB', '--policy', 'PACK'], log);
+  return { gpu, outcome: { variant, ...outcome } };
 }
 
 export async function benchSweep(overrides: Partial<SweepOptions> = {}, log: (line: string) => void = () => {}): Promise<PaperResult> {

@@ -1,0 +1,183 @@
+/**
+ * E3 (issue 10; paper: 42 inference jobs — 14 models × 3, batch 1, a request
+ * every ~10 s — on one GPU with Salus, where MPS needs 6 and no sharing 42) on
+ * the zoo's ONNX Runtime Web servers (assets/jobs/ort-serve.js: the MLP and the
+ * conv net at batch 1, alternating), answering Poisson requests at a low rate.
+ *
+ * 1. Each model alone on a fresh service: its latency, and its persistent (P,
+ *    the peak the memory map showed) and ephemeral (E, the service's peak) bytes.
+ * 2. For each count N of the ladder, N servers on one fresh `salus serve --memory
+ *    C --policy FAIR` set to one work-conserving lane, C being Salus's one-lane
+ *    need for them (1.1·ΣP + 1.05·max E, P and E declared with a 25% margin), so
+ *    they fit together only because they share one lane's ephemeral space. All
+ *    are started and ORT loaded first (bench/traceRun.ts), then released 300 ms
+ *    apart; a request counts when it arrived while every server was warm and
+ *    still serving. N meets the SLO when the p99 of those requests' latency
+ *    (arrival to answer read back) is within `sloMs`; the ladder stops at the
+ *    first N that misses.
+ * Jobs per device: ours = the largest N that met the SLO; one job per device = 1;
+ * MPS-style = N over the devices first-fit `Σ (P + E) ≤ C` needs
+ * (bench/paper/inference.ts's `mpsGpus`).
+ */
+import { join } from 'node:path';
+import { ROOT, type OutputLine } from '../harness.js';
+import { bytesText, mean, MiB, quantile, round, times } from '../paper/common.js';
+import { mpsGpus, paddedLane, paddedPersistent } from '../paper/inference.js';
+import { runTrace, type TraceEntry } from '../traceRun.js';
+import { cdfChart, writeFigure } from '../figures.js';
+import type { BenchResult, TableRow } from '../report.js';
+import type { SummaryRow } from '../summary.js';
+
+export interface ZooInferenceOptions {
+  /** ort-serve.js sizes, taken in turn by the servers. */
+  sizes: string[];
+  /** Server counts tried, ascending. */
+  counts: number[];
+  /** Requests per second per server. */
+  ratePerS: number;
+  /** Requests per server. */
+  requests: number;
+  sloMs: number;
+  /** Gap between two servers' releases. */
+  staggerMs: number;
+  figuresDir: string;
+}
+
+export const ZOO_INFERENCE_DEFAULTS: ZooInferenceOptions = {
+  sizes: ['small', 'medium'],
+  counts: [21, 42],
+  ratePerS: 0.5,
+  requests: 40,
+  sloMs: 100,
+  staggerMs: 300,
+  figuresDir: join(ROOT, 'docs'),
+};
+
+export const ZOO_INFERENCE_QUICK: Partial<ZooInferenceOptions> = { counts: [12], ratePerS: 1, requests: 20 };
+
+const ORT_PRELOAD = ['--preload', 'onnxruntime-web/webgpu'];
+const FAIR_ONE_LANE = { workConserving: true, holdMs: 0, maxLanes: 1 };
+
+interface Server {
+  name: string;
+  size: string;
+  arrivalMs: number;
+  hints?: { persistentBytes: number; ephemeralBytes: number };
+}
+
+function entries(servers: readonly Server[], options: ZooInferenceOptions): TraceEntry[] {
+  return servers.map((server, i) => ({
+    name: server.name,
+    arrivalMs: server.arrivalMs,
+    launch: (startFile) => ({
+      file: 'timed.js',
+      jobArgs: [...ORT_PRELOAD, '--start-file', startFile, '--arrival-ms', String(server.arrivalMs), join(ROOT, 'assets', 'jobs', 'ort-serve.js'),
+        '--size', server.size, '--rate', String(options.ratePerS), '--requests', String(options.requests), '--seed', String(i + 1)],
+      salusArgs: server.hints ? ['--persistent', String(server.hints.persistentBytes), '--ephemeral', String(server.hints.ephemeralBytes)] : [],
+      nodeFlags: ['--liftoff-only'],
+    }),
+  }));
+}
+
+/** A server's requests: when each arrived (epoch ms) and its latency; when it was warm. */
+function requestsOf(lines: readonly OutputLine[]) {
+  const warmAt = lines.find((line) => line.json?.warmupMs !== undefined)?.json?.t as number | undefined;
+  const requests = lines.flatMap((line) => (typeof line.json?.request === 'number'
+    ? [{ arrivedAt: (line.json.t as number) - (line.json.latencyMs as number), latencyMs: line.json.latencyMs as number }] : []));
+  return { warmAt: warmAt ?? NaN, requests };
+}
+
+const readyLine = (_info: unknown, lines: readonly OutputLine[]) => lines.some((line) => line.json?.ready !== undefined);
+const p99 = (values: readonly number[]) => round(quantile(values, 0.99), 1);
+
+export async function benchZooInference(overrides: Partial<ZooInferenceOptions> = {}, log: (line: string) => void = () => {}): Promise<BenchResult> {
+  const options: ZooInferenceOptions = { ...ZOO_INFERENCE_DEFAULTS, ...overrides };
+
+  // 1. Each model alone: latency, P and E.
+  const solo: Record<string, { latencies: number[]; persistentBytes: number; ephemeralBytes: number }> = {};
+  for (const size of options.sizes) {
+    const server: Server = { name: `e3-solo-${size}`, size, arrivalMs: 0 };
+    const result = await runTrace(entries([server], options), { serveArgs: ['--memory', '1GiB', '--policy', 'FAIR'], params: FAIR_ONE_LANE, ready: readyLine, sampleEveryMs: 200 });
+    const { warmAt, requests } = requestsOf(result.runs[0].lines);
+    solo[size] = {
+      latencies: requests.filter((r) => r.arrivedAt >= warmAt).map((r) => r.latencyMs),
+      persistentBytes: Math.max(...result.samples.map((s) => s.persistentBytes)),
+      ephemeralBytes: result.infos[0].memory.ephemeralPeakBytes,
+    };
+    log(`E3 ${size} alone: p99 ${p99(solo[size].latencies)} ms, P ${bytesText(solo[size].persistentBytes)}, E ${bytesText(solo[size].ephemeralBytes)}`);
+  }
+
+  // 2. The ladder.
+  const margin = (bytes: number) => Math.ceil((bytes * 1.25) / 256) * 256;
+  const steps = [];
+  for (const count of options.counts) {
+    const servers: Server[] = Array.from({ length: count }, (_, i) => {
+      const size = options.sizes[i % options.sizes.length];
+      return { name: `e3-${count}-${String(i).padStart(2, '0')}-${size}`, size, arrivalMs: i * options.staggerMs,
+        hints: { persistentBytes: margin(solo[size].persistentBytes), ephemeralBytes: margin(solo[size].ephemeralBytes) } };
+    });
+    const need = servers.reduce((sum, s) => sum + paddedPersistent(s.hints!.persistentBytes), 0) + paddedLane(Math.max(...servers.map((s) => s.hints!.ephemeralBytes)));
+    const capacityBytes = Math.ceil(need / (MiB / 16)) * (MiB / 16);
+    const mps = mpsGpus(servers.map((s) => ({ name: s.name, model: s.size, ...s.hints! })), capacityBytes);
+    const result = await runTrace(entries(servers, options), {
+      serveArgs: ['--memory', String(capacityBytes), '--policy', 'FAIR'], params: FAIR_ONE_LANE, ready: readyLine, sampleEveryMs: 500,
+    });
+    const served = result.runs.map((run) => requestsOf(run.lines));
+    const from = Math.max(...served.map((s) => s.warmAt));
+    const until = Math.min(...served.map((s) => s.requests[s.requests.length - 1]?.arrivedAt ?? -Infinity));
+    const inWindow = served.flatMap((s) => s.requests.filter((r) => r.arrivedAt >= from && r.arrivedAt <= until).map((r) => r.latencyMs));
+    const step = {
+      count, capacityBytes, mpsDevices: mps,
+      sumPEOverCapacity: round(servers.reduce((sum, s) => sum + s.hints!.persistentBytes + s.hints!.ephemeralBytes, 0) / capacityBytes, 2),
+      maxLanes: Math.max(0, ...result.samples.map((s) => s.lanes)),
+      windowS: round((until - from) / 1000, 1),
+      requests: inWindow.length,
+      p50Ms: round(quantile(inWindow, 0.5), 1),
+      p99Ms: p99(inWindow),
+      meanMs: round(mean(inWindow), 1),
+      met: inWindow.length > 0 && p99(inWindow) <= options.sloMs,
+      latencies: inWindow.map((ms) => round(ms, 1)),
+    };
+    steps.push(step);
+    log(`E3 ${count} servers in ${bytesText(capacityBytes)} (MPS-style ${mps} devices): ${step.requests} requests in ${step.windowS} s together, p99 ${step.p99Ms} ms ${step.met ? 'within' : 'past'} the ${options.sloMs} ms SLO`);
+    if (!step.met) break;
+  }
+
+  const best = [...steps].reverse().find((s) => s.met) ?? null;
+  const jobsPerDevice = best?.count ?? 0;
+  const mpsPerDevice = best ? round(best.count / best.mpsDevices, 2) : 0;
+  const summaryRows: SummaryRow[] = [
+    {
+      id: 'E3', what: `ORT-web inference servers (MLP, conv net; batch 1; ${options.ratePerS} req/s each) on one device with p99 ≤ ${options.sloMs} ms: ours / one job per device${best ? ` (p99 ${best.p99Ms} ms)` : ''}`,
+      ours: jobsPerDevice, baseline: 1, unit: 'jobs/device', ratio: jobsPerDevice, paper: '42 on one GPU (vs 42 GPUs)', target: 42,
+    },
+    ...(best ? [{
+      id: 'E3.mps', what: `the same ${best.count} servers: ours / MPS-style Σ(P+E) ≤ C (${best.mpsDevices} devices of C = ${bytesText(best.capacityBytes)})`,
+      ours: jobsPerDevice, baseline: mpsPerDevice, unit: 'jobs/device', ratio: round(jobsPerDevice / mpsPerDevice, 2), paper: '7× (1 GPU vs MPS 6)',
+    }] : []),
+  ];
+  const rows: TableRow[] = steps.map((step) => ({
+    metric: `E3 ${step.count} ORT servers on one lane, p99 (SLO ${options.sloMs} ms)`, salus: `${step.p99Ms} ms`, reference: '', ratio: `MPS-style: ${step.mpsDevices} devices`,
+    goal: `≤${options.sloMs} ms`, met: step.met,
+  }));
+  rows.push(...options.sizes.map((size) => ({ metric: `E3 ${size} server alone, p99`, salus: `${p99(solo[size].latencies)} ms`, reference: '', ratio: '', goal: '', met: null })));
+  if (best) rows.push({ metric: 'E3 jobs per device: ours / MPS-style', salus: String(jobsPerDevice), reference: String(mpsPerDevice), ratio: times(jobsPerDevice / mpsPerDevice), goal: '', met: null });
+
+  const last = steps[steps.length - 1];
+  writeFigure(join(options.figuresDir, 'e3-latency-cdf.svg'), cdfChart({
+    title: 'E3: ORT-web request latency, sharing one lane vs alone', xLabel: 'latency, arrival to answer (ms)', yLabel: 'fraction of requests',
+    series: [
+      ...steps.map((step) => ({ label: `${step.count} servers (p99 ${step.p99Ms})`, values: step.latencies })),
+      ...options.sizes.map((size) => ({ label: `${size} alone (p99 ${p99(solo[size].latencies)})`, values: solo[size].latencies })),
+    ],
+    marker: { x: options.sloMs, label: `SLO ${options.sloMs} ms` },
+  }));
+
+  return {
+    name: 'E3 inference',
+    method: 'ort-serve.js servers (sizes in turn) with Poisson requests at a low rate, started and ORT loaded before release (bench/traceRun.ts), released 300 ms apart on one FAIR service with one work-conserving lane and capacity = Salus\'s one-lane need for their declared P and E (solo peaks + 25%); p99 over requests that arrived while all were warm and serving; ladder of counts stops at the first past the SLO; MPS-style devices by first-fit of P+E into C.',
+    rows,
+    summaryRows,
+    data: { options: { ...options, figuresDir: undefined }, solo, steps, lastWindowRequests: last?.requests ?? 0 },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * E2 (issue 10; paper: a hyper-parameter sweep of identical jobs finishes 2.38×
+ * sooner with PACK than one job at a time — SuperRes; ResNet50 gains little) and
+ * E6 for its mix, on the zoo's TensorFlow.js jobs.
+ *
+ * N copies of one zoo workload (each with its own seed, as a sweep's points
+ * differ), run unmodified by `salus run` on a fresh `salus serve --policy PACK`:
+ * one after another (each alone, the next spawned when the previous exits) and
+ * all at once (PACK gives each a lane while they fit), alternating which side
+ * goes first (bench/paper/sweep.ts's `runSweep`). The headline is the wall
+ * makespan, first spawn to last exit: Node's and TF.js's start of every copy
+ * count, as TF's session start counted in the paper; the service-side makespan
+ * (submittedAt to finishedAt) is beside it.
+ *
+ * E6.E2: at the moment the packed side held the most, Σ (P + E) of the admitted
+ * copies (MPS-style) over Σ P + Σ lane sizes (what the service reserved).
+ */
+import { join } from 'node:path';
+import { expectSuccess, ROOT } from '../harness.js';
+import { round, secs, times } from '../paper/common.js';
+import { runSweep, type SweepSpec } from '../paper/sweep.js';
+import { lineChart, writeFigure } from '../figures.js';
+import type { BenchResult, TableRow } from '../report.js';
+import type { SummaryRow } from '../summary.js';
+import { memoryRatio, memorySeries } from './memory.js';
+
+/** One sweep: a zoo workload, its copies and length. */
+export interface ZooSweep {
+  id: string;
+  what: string;
+  file: string;
+  args: string[];
+  jobs: number;
+  iterations: number;
+}
+
+export interface ZooSweepOptions {
+  sweeps: ZooSweep[];
+  reps: number;
+  figuresDir: string;
+}
+
+export const ZOO_SWEEP_DEFAULTS: ZooSweepOptions = {
+  sweeps: [
+    { id: 'tfjs-mlp', what: 'TF.js MLP, small', file: 'assets/jobs/tfjs-train.js', args: ['--size', 'small', '--log-every', '1'], jobs: 8, iterations: 30 },
+    { id: 'tfjs-cnn', what: 'TF.js CNN, small', file: 'assets/jobs/tfjs-cnn.js', args: ['--size', 'small', '--log-every', '1'], jobs: 4, iterations: 12 },
+  ],
+  reps: 1,
+  figuresDir: join(ROOT, 'docs'),
+};
+
+export const ZOO_SWEEP_QUICK: Partial<ZooSweepOptions> = {
+  sweeps: [{ ...ZOO_SWEEP_DEFAULTS.sweeps[0], jobs: 4, iterations: 20 }],
+};
+
+function spec(sweep: ZooSweep): SweepSpec {
+  let seed = 0;
+  return {
+    jobs: sweep.jobs, iterations: sweep.iterations, label: sweep.id, sampleEveryMs: 250,
+    start: (service, name) => service.run(join(ROOT, sweep.file), [...sweep.args, '--iterations', String(sweep.iterations), '--seed', String(++seed)],
+      ['--name', name, '--iterations', String(sweep.iterations)]).done.then((run) => expectSuccess(run, `E2 ${name}`)),
+  };
+}
+
+/** Each sweep on a fresh PACK service; an E2 row each (the first is `E2`), and E6.E2 from the first. */
+export async function benchZooSweep(overrides: Partial<ZooSweepOptions> = {}, log: (line: string) => void = () => {}): Promise<BenchResult> {
+  const options: ZooSweepOptions = { ...ZOO_SWEEP_DEFAULTS, ...overrides };
+  const outcomes = [];
+  for (const sweep of options.sweeps) outcomes.push({ sweep, ...await runSweep(spec(sweep), options.reps, ['--memory', '1GiB', '--policy', 'PACK'], log) });
+
+  const summaryRows: SummaryRow[] = [];
+  const rows: TableRow[] = [];
+  outcomes.forEach(({ sweep, sequential, packed, wallRatio, serviceRatio }, i) => {
+    const r = wallRatio ?? 0;
+    summaryRows.push({
+      id: i === 0 ? 'E2' : `E2.${sweep.id}`,
+      what: `makespan of a sweep, ${sweep.jobs} copies of ${sweep.what} × ${sweep.iterations} steps: one after another / all at once under PACK (wall; service-side ${times(serviceRatio)}, up to ${packed.maxLanes} lanes)`,
+      ours: round(packed.wallMakespanMs / 1000, 2), baseline: round(sequential.wallMakespanMs / 1000, 2), unit: 's', ratio: r,
+      paper: '2.38× (SuperRes); ResNet50 little', ...(i === 0 ? { target: 2.0 } : {}),
+    });
+    rows.push({
+      metric: `E2 ${sweep.id} ×${sweep.jobs} makespan alone / PACK (wall; service)`,
+      salus: `${secs(packed.wallMakespanMs)}; ${secs(packed.serviceMakespanMs)}`, reference: `${secs(sequential.wallMakespanMs)}; ${secs(sequential.serviceMakespanMs)}`,
+      ratio: `${times(wallRatio)}; ${times(serviceRatio)}`, goal: i === 0 ? '≥2.00' : '', met: i === 0 ? r >= 2 : null,
+    });
+  });
+
+  const first = outcomes[0];
+  const packedSamples = first.reps.flatMap((rep) => rep.packed.samples);
+  const memory = memoryRatio(packedSamples);
+  if (memory) {
+    summaryRows.push({
+      id: 'E6.E2', what: `memory for the E2 mix (${first.sweep.jobs} × ${first.sweep.what}) at its peak under PACK: Σ(P+E) (MPS-style) / ΣP + Σ lanes (ours, ${memory.lanes} lanes)`,
+      ours: memory.oursKiB, baseline: memory.mpsKiB, unit: 'KiB', ratio: memory.ratio, paper: 'VGG16: 11.2 GB ephemeral vs 1.6 GB persistent', target: 1.5,
+    });
+    rows.push({ metric: 'E6.E2 Σ(P+E) / (ΣP + Σ lanes)', salus: `${memory.oursKiB} KiB`, reference: `${memory.mpsKiB} KiB`, ratio: times(memory.ratio), goal: '≥1.50', met: memory.ratio >= 1.5 });
+  }
+  const firstPacked = first.reps[0].packed.samples;
+  writeFigure(join(options.figuresDir, 'e2-memory.svg'), lineChart({
+    title: `E2: ${first.sweep.jobs} × ${first.sweep.what} under PACK, memory held`, xLabel: 'time since the first copy was spawned (s)', yLabel: 'KiB',
+    series: memorySeries(firstPacked, firstPacked[0]?.at ?? 0),
+  }));
+
+  return {
+    name: 'E2 sweep',
+    method: 'N copies of a zoo TF.js workload (own seeds) on a fresh PACK service: one after another vs all at once, alternating (bench/paper/sweep.ts runSweep); wall makespan = first spawn to last exit; service makespan = submittedAt to finishedAt (summed one at a time). E6.E2 from the memory map sampled every 250 ms on the packed side.',
+    rows,
+    summaryRows,
+    data: { options: { ...options, figuresDir: undefined }, memory, sweeps: outcomes },
+  };
+}

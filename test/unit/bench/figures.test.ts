@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { cdfChart, cdfPoints, lineChart, niceTicks } from '../../../bench/figures.js';
+import { memoryRatio } from '../../../bench/evaluation/memory.js';
+import type { Sample } from '../../../bench/paper/common.js';
+
+describe('niceTicks', () => {
+  it('covers the range with round steps', () => {
+    expect(niceTicks(0, 37)).toEqual([0, 10, 20, 30, 40]);
+    expect(niceTicks(0, 1)).toEqual([0, 0.2, 0.4, 0.6, 0.8, 1]);
+    const ticks = niceTicks(3, 1234);
+    expect(ticks[0]).toBeLessThanOrEqual(3);
+    expect(ticks[ticks.length - 1]).toBeGreaterThanOrEqual(1234);
+  });
+
+  it('gives one tick for an empty range', () => {
+    expect(niceTicks(5, 5)).toEqual([5]);
+  });
+});
+
+describe('cdfPoints', () => {
+  it('steps up by 1/n at each sorted value and ends at 1', () => {
+    expect(cdfPoints([3, 1])).toEqual([[1, 0], [1, 0.5], [3, 0.5], [3, 1]]);
+  });
+});
+
+describe('charts', () => {
+  it('draw one polyline and one legend entry per series, text escaped', () => {
+    const svg = cdfChart({
+      title: 'JCT <per> policy & more', xLabel: 's', yLabel: 'fraction',
+      series: [{ label: 'FIFO', values: [1, 2, 3] }, { label: 'SRTF', values: [0.5, 1] }],
+      marker: { x: 2, label: 'SLO' },
+    });
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg).toContain('JCT &lt;per&gt; policy &amp; more');
+    expect(svg).toContain('>SRTF<');
+    expect(svg).toContain('>SLO<');
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+  });
+
+  it('place points inside the plot area', () => {
+    const svg = lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ label: 'a', points: [[0, 0], [10, 5]] }] });
+    const coords = svg.match(/points="([^"]+)"/)![1].split(' ').map((pair) => pair.split(',').map(Number));
+    for (const [x, y] of coords) {
+      expect(x).toBeGreaterThanOrEqual(64);
+      expect(x).toBeLessThanOrEqual(640 - 150);
+      expect(y).toBeGreaterThanOrEqual(36);
+      expect(y).toBeLessThanOrEqual(360 - 48);
+    }
+  });
+});
+
+describe('memoryRatio (E6)', () => {
+  const sample = (at: number, persistentBytes: number, laneBytes: number, mpsBytes: number): Sample => ({
+    at, busyShare: 0, running: 1, queued: 0, lanes: 1, usedBytes: persistentBytes + laneBytes, persistentBytes, laneBytes, mpsBytes,
+  });
+
+  it('is Σ(P+E) / (ΣP + Σ lanes) at the sample where MPS-style sharing needs the most', () => {
+    const ratio = memoryRatio([sample(1, 1024, 1024, 3072), sample(2, 4096, 2048, 12288), sample(3, 0, 0, 0)]);
+    expect(ratio).toMatchObject({ mpsKiB: 12, oursKiB: 6, ratio: 2, at: 2 });
+  });
+
+  it('is null when no sample held memory', () => {
+    expect(memoryRatio([sample(1, 0, 0, 0)])).toBeNull();
+  });
+});
