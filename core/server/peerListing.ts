@@ -19,8 +19,8 @@ export interface Listing {
   callers: number;
 }
 
-/** A function that resolves with a run of `command args`, or null when it failed or is missing. */
-export function batchedListing(command: string, args: () => string[]): () => Promise<Listing | null> {
+/** A function that resolves with a run of `command args`, or null when it failed, is missing or took past `timeoutMs`. */
+export function batchedListing(command: string, args: () => string[], timeoutMs = LISTING_TIMEOUT_MS): () => Promise<Listing | null> {
   let waiting: Array<(listing: Listing | null) => void> = [];
   let running = false;
   const runForWaiting = (): void => {
@@ -28,7 +28,7 @@ export function batchedListing(command: string, args: () => string[]): () => Pro
     running = true;
     const batch = waiting;
     waiting = [];
-    execFile(command, args(), { timeout: LISTING_TIMEOUT_MS, maxBuffer: LISTING_MAX_OUTPUT_BYTES, windowsHide: true }, (error, stdout) => {
+    execFile(command, args(), { timeout: timeoutMs, maxBuffer: LISTING_MAX_OUTPUT_BYTES, windowsHide: true }, (error, stdout) => {
       for (const resolve of batch) resolve(error ? null : { output: stdout, callers: batch.length });
       running = false;
       runForWaiting();

@@ -24,6 +24,8 @@ export interface PipeInstance {
 
 /** Highest handle value tried in the service (handle values are multiples of 4; a service holds a few thousand). */
 const MAX_HANDLE_VALUE = 0x40000;
+/** PowerShell compiles the helper (Add-Type) on every run: seconds on a slow machine. */
+const HELPER_TIMEOUT_MS = 20_000;
 
 const HELPER = String.raw`
 using System;
@@ -115,7 +117,7 @@ let listPipeClients: ReturnType<typeof batchedListing> | null = null;
 export async function identifyWindowsPeer(socket: Socket, endpoint: string): Promise<PeerSocket | null> {
   // -EncodedCommand (UTF-16LE, base64): the script's quotes never meet command-line quoting.
   const encoded = Buffer.from(pipeClientsCommand(process.pid, endpoint), 'utf16le').toString('base64');
-  listPipeClients ??= batchedListing('powershell.exe', () => ['-NoProfile', '-NonInteractive', '-EncodedCommand', encoded]);
+  listPipeClients ??= batchedListing('powershell.exe', () => ['-NoProfile', '-NonInteractive', '-EncodedCommand', encoded], HELPER_TIMEOUT_MS);
   const listing = await listPipeClients();
   const listed = listing === null ? null : parsePipeClients(listing.output);
   const found = listed === null || socket.destroyed ? null : attributePipe(listed, attributed, listing!.callers);
