@@ -6,10 +6,10 @@
  *
  * 1. Each model alone on a fresh service: its latency, and its persistent (P,
  *    the peak the memory map showed) and ephemeral (E, the service's peak) bytes.
- * 2. For each count N of the ladder, N servers on one fresh `salus serve --memory
- *    C --policy FAIR` set to one work-conserving lane, C being Salus's one-lane
- *    need for them (1.1·ΣP + 1.05·max E, P and E declared with a 25% margin), so
- *    they fit together only because they share one lane's ephemeral space. All
+ * 2. For each count N of the ladder, N servers on one fresh `salus serve --policy
+ *    FAIR` set to one work-conserving lane; C = the most the service held for them
+ *    (Σ P + Σ lanes, sampled). (A cap sized from the solo peaks failed ORT's
+ *    first run, which asks for more than its steady peak, with out-of-memory.) All
  *    are started and ORT loaded first (bench/traceRun.ts), then released 300 ms
  *    apart; a request counts when it arrived while every server was warm and
  *    still serving. N meets the SLO when the p99 of those requests' latency
@@ -21,8 +21,8 @@
  */
 import { join } from 'node:path';
 import { ROOT, type OutputLine } from '../harness.js';
-import { bytesText, mean, MiB, quantile, round, times } from '../paper/common.js';
-import { mpsGpus, paddedLane, paddedPersistent } from '../paper/inference.js';
+import { bytesText, mean, quantile, round, times } from '../paper/common.js';
+import { mpsGpus } from '../paper/inference.js';
 import { runTrace, type TraceEntry } from '../traceRun.js';
 import { cdfChart, writeFigure } from '../figures.js';
 import type { BenchResult, TableRow } from '../report.js';
@@ -62,7 +62,6 @@ interface Server {
   name: string;
   size: string;
   arrivalMs: number;
-  hints?: { persistentBytes: number; ephemeralBytes: number };
 }
 
 function entries(servers: readonly Server[], options: ZooInferenceOptions): TraceEntry[] {
@@ -73,7 +72,7 @@ function entries(servers: readonly Server[], options: ZooInferenceOptions): Trac
       file: 'timed.js',
       jobArgs: [...ORT_PRELOAD, '--start-file', startFile, '--arrival-ms', String(server.arrivalMs), join(ROOT, 'assets', 'jobs', 'ort-serve.js'),
         '--size', server.size, '--rate', String(options.ratePerS), '--requests', String(options.requests), '--seed', String(i + 1)],
-      salusArgs: server.hints ? ['--persistent', String(server.hints.persistentBytes), '--ephemeral', String(server.hints.ephemeralBytes)] : [],
+      salusArgs: [],
       nodeFlags: ['--liftoff-only'],
     }),
   }));
@@ -108,27 +107,26 @@ export async function benchZooInference(overrides: Partial<ZooInferenceOptions> 
   }
 
   // 2. The ladder.
-  const margin = (bytes: number) => Math.ceil((bytes * 1.25) / 256) * 256;
   const steps = [];
   for (const count of options.counts) {
     const servers: Server[] = Array.from({ length: count }, (_, i) => {
       const size = options.sizes[i % options.sizes.length];
-      return { name: `e3-${count}-${String(i).padStart(2, '0')}-${size}`, size, arrivalMs: i * options.staggerMs,
-        hints: { persistentBytes: margin(solo[size].persistentBytes), ephemeralBytes: margin(solo[size].ephemeralBytes) } };
+      return { name: `e3-${count}-${String(i).padStart(2, '0')}-${size}`, size, arrivalMs: i * options.staggerMs };
     });
-    const need = servers.reduce((sum, s) => sum + paddedPersistent(s.hints!.persistentBytes), 0) + paddedLane(Math.max(...servers.map((s) => s.hints!.ephemeralBytes)));
-    const capacityBytes = Math.ceil(need / (MiB / 16)) * (MiB / 16);
-    const mps = mpsGpus(servers.map((s) => ({ name: s.name, model: s.size, ...s.hints! })), capacityBytes);
+    // Memory is not capped: ORT's first run asks for more than its steady peak, and a cap
+    // sized from the solo peaks made warm-ups fail with out-of-memory. C is measured instead.
     const result = await runTrace(entries(servers, options), {
-      serveArgs: ['--memory', String(capacityBytes), '--policy', 'FAIR'], params: FAIR_ONE_LANE, ready: readyLine, sampleEveryMs: 500,
+      serveArgs: ['--memory', '1GiB', '--policy', 'FAIR'], params: FAIR_ONE_LANE, ready: readyLine, sampleEveryMs: 500,
     });
+    const capacityBytes = Math.max(...result.samples.map((s) => s.persistentBytes + s.laneBytes));
+    const mps = mpsGpus(servers.map((s) => ({ name: s.name, model: s.size, persistentBytes: solo[s.size].persistentBytes, ephemeralBytes: solo[s.size].ephemeralBytes })), capacityBytes);
     const served = result.runs.map((run) => requestsOf(run.lines));
     const from = Math.max(...served.map((s) => s.warmAt));
     const until = Math.min(...served.map((s) => s.requests[s.requests.length - 1]?.arrivedAt ?? -Infinity));
     const inWindow = served.flatMap((s) => s.requests.filter((r) => r.arrivedAt >= from && r.arrivedAt <= until).map((r) => r.latencyMs));
     const step = {
       count, capacityBytes, mpsDevices: mps,
-      sumPEOverCapacity: round(servers.reduce((sum, s) => sum + s.hints!.persistentBytes + s.hints!.ephemeralBytes, 0) / capacityBytes, 2),
+      sumPEOverCapacity: round(servers.reduce((sum, s) => sum + solo[s.size].persistentBytes + solo[s.size].ephemeralBytes, 0) / capacityBytes, 2),
       maxLanes: Math.max(0, ...result.samples.map((s) => s.lanes)),
       windowS: round((until - from) / 1000, 1),
       requests: inWindow.length,
@@ -175,7 +173,7 @@ export async function benchZooInference(overrides: Partial<ZooInferenceOptions> 
 
   return {
     name: 'E3 inference',
-    method: 'ort-serve.js servers (sizes in turn) with Poisson requests at a low rate, started and ORT loaded before release (bench/traceRun.ts), released 300 ms apart on one FAIR service with one work-conserving lane and capacity = Salus\'s one-lane need for their declared P and E (solo peaks + 25%); p99 over requests that arrived while all were warm and serving; ladder of counts stops at the first past the SLO; MPS-style devices by first-fit of P+E into C.',
+    method: 'ort-serve.js servers (sizes in turn) with Poisson requests at a low rate, started and ORT loaded before release (bench/traceRun.ts), released 300 ms apart on one FAIR service with one work-conserving lane; C = the most the service held (ΣP + Σ lanes); p99 over requests that arrived while all were warm and serving; ladder of counts stops at the first past the SLO; MPS-style devices by first-fit of P+E into C.',
     rows,
     summaryRows,
     data: { options: { ...options, figuresDir: undefined }, solo, steps, lastWindowRequests: last?.requests ?? 0 },

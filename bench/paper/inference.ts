@@ -79,10 +79,8 @@ export const INFERENCE_DEFAULTS: InferenceOptions = {
 export const INFERENCE_QUICK: Partial<InferenceOptions> = { durationMs: 12_000, soloModels: ['vgg-bs100'], soloDurationMs: 10_000 };
 
 const align = (bytes: number) => Math.max(256, Math.ceil(bytes / 256) * 256);
-/** Salus's padding of a job's persistent hint: P' = 1.1·P. */
-export const paddedPersistent = (p: number) => p + Math.ceil(p / 10);
-/** Salus's lane request for an ephemeral peak: 1.05·E. */
-export const paddedLane = (e: number) => e + Math.ceil(e / 20);
+const paddedPersistent = (p: number) => p + Math.ceil(p / 10);
+const paddedLane = (e: number) => e + Math.ceil(e / 20);
 
 export interface Job {
   name: string;
