@@ -30,8 +30,9 @@ const USAGE = `usage: salus <command> [options]
                           settings file ($XDG_CONFIG_HOME/salus/config.json);
                           --install writes a systemd user unit that runs it instead
   run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
-        [--ephemeral SIZE] [--socket PATH] [--local] [-- ARGS]
-                          run FILE (an ES module) as a job on the service
+        [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
+                          run FILE (an ES module) as a job on the service;
+                          --no-adapters: do not report TF.js's pooled buffers
   jobs [--json]           the job table (with the newest jobs of earlier runs)
   history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N] [--data-dir DIR]
                           recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d);
@@ -125,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
         args: own, allowPositionals: true, options: {
           name: { type: 'string' }, priority: { type: 'string' }, iterations: { type: 'string' },
           persistent: { type: 'string' }, ephemeral: { type: 'string' }, socket: { type: 'string' }, local: { type: 'boolean' },
+          'no-adapters': { type: 'boolean' },
         },
       });
       const [file, ...extra] = positionals;
@@ -132,6 +134,7 @@ async function main(argv: string[]): Promise<number> {
       const iterations = number(values.iterations, '--iterations');
       return runJob({
         file, args: [...extra, ...jobArgs], socketPath: values.local ? resolveSocketPath(values.socket) : await findServiceSocket(values.socket), name: values.name, local: values.local,
+        adapters: !values['no-adapters'],
         hints: {
           priority: number(values.priority, '--priority'),
           iterations: iterations === undefined ? undefined : Math.round(iterations),

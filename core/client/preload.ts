@@ -7,6 +7,7 @@
 import { ServiceConnection } from './connection.js';
 import { installRemoteWebGpu } from './remote/install.js';
 import { createSdk } from './sdk.js';
+import { installFrameworkAdapters } from './adapters/index.js';
 import { resolveSocketPath } from '../platform/socketPath.js';
 import type { JobHints } from '../protocol/state.js';
 
@@ -62,6 +63,7 @@ try {
 }
 
 installRemoteWebGpu(connection);
+installFrameworkAdapters();
 Object.defineProperty(globalThis, 'salus', {
   value: createSdk(connection, connection.welcome.jobId ?? null),
   configurable: true,

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ServiceConnection } from './connection.js';
+import { ADAPTERS_ENV } from './adapters/index.js';
 import type { JobHints } from '../protocol/state.js';
 
 const PRELOAD = fileURLToPath(new URL('./preload.js', import.meta.url));
@@ -21,6 +22,8 @@ export interface RunOptions {
   name?: string;
   hints: JobHints;
   local?: boolean;
+  /** False: the job's framework adapters stay off (core/client/adapters). */
+  adapters?: boolean;
 }
 
 /** Runs the job to its end; resolves with the exit code to exit with. */
@@ -46,6 +49,7 @@ export async function runJob(options: RunOptions): Promise<number> {
     SALUS_SOCKET: options.socketPath,
     SALUS_JOB_NAME: options.name ?? basename(file).replace(/\.[cm]?js$/, ''),
     SALUS_JOB_HINTS: JSON.stringify(options.hints),
+    ...(options.adapters === false ? { [ADAPTERS_ENV]: 'off' } : {}),
   };
   // The job's output goes to this terminal and, for the panel's detail view, to the service.
   const relay = createOutputRelay((text) => {

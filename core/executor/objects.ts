@@ -7,7 +7,7 @@
  * failed on our side (out of memory, an unknown reference) maps to an invalid
  * entry: using it is a validation error, as using an error object is in WebGPU.
  */
-import type { BufferLease } from '../memory/memoryManager.js';
+import type { BufferLease, QuerySetLease } from '../memory/memoryManager.js';
 
 /** Raised while replaying a command: becomes a GPU error of the job, never a crash. */
 export class ReplayError extends Error {
@@ -28,6 +28,29 @@ export interface BufferEntry {
   /** The mapped range's bytes on this side, from the one getMappedRange call Dawn allows. */
   mapped: { offset: number; range: ArrayBuffer } | null;
   mappedAtCreation: boolean;
+  /**
+   * Set while the job's framework has declared its contents dead (the `discard` command): the memory went
+   * back, `obj` is a destroyed placeholder, and the next use allocates the buffer again (core/executor/discard.ts).
+   */
+  discarded?: { label: string } | null;
+}
+
+/** A bind group; `builtOn` is the real buffer of each of `buffers` when `obj` was made (stale once one moved). */
+export interface BindGroupEntry {
+  kind: 'bindGroup';
+  obj: GPUBindGroup;
+  buffers: BufferEntry[];
+  dynamic: DynamicBinding[];
+  builtOn: GPUBuffer[];
+}
+
+/**
+ * What the table asks before it hands out an entry whose real object may be stale: a discarded buffer
+ * is allocated again, a bind group naming a buffer that moved (paging, discard) is made again.
+ */
+export interface EntryRefresh {
+  buffer(entry: BufferEntry): void;
+  bindGroup(id: number, entry: BindGroupEntry): void;
 }
 
 /** A bind group's binding with a dynamic offset: the range setBindGroup moves, checked against the job's size. */
@@ -63,8 +86,9 @@ type EntryBody =
   | { kind: 'bindGroupLayout'; obj: GPUBindGroupLayout; dynamicBindings: number[] }
   | { kind: 'pipelineLayout'; obj: GPUPipelineLayout }
   | { kind: 'computePipeline'; obj: GPUComputePipeline | null; pending?: Promise<void> }
-  | { kind: 'bindGroup'; obj: GPUBindGroup; buffers: BufferEntry[]; dynamic: DynamicBinding[] }
-  | { kind: 'querySet'; obj: GPUQuerySet }
+  | BindGroupEntry
+  /** `lease` is null for a query set the ledger does not hold (a count Dawn rejected). */
+  | { kind: 'querySet'; obj: GPUQuerySet; lease: QuerySetLease | null }
   | ({ kind: 'commandEncoder'; obj: GPUCommandEncoder } & EncoderState)
   | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: EncoderState }
   | { kind: 'commandBuffer'; obj: GPUCommandBuffer; used: UsedBuffers }
@@ -93,6 +117,10 @@ export class ObjectTable {
   deviceId = 1;
   /** That device's own features and limits; null until it says (then only the shared device's apply). */
   device: DeviceConfig | null = null;
+  /** Set by the session; without it a discarded buffer cannot be used. */
+  refresh: EntryRefresh | null = null;
+  /** Live encoders and command buffers: the buffers they name must keep their real buffers until submit. */
+  private readonly recorders = new Set<Entry>();
 
   get size(): number {
     return this.entries.size;
@@ -101,7 +129,9 @@ export class ObjectTable {
   /** Registers a created object. Reusing a live id is a protocol violation, reported as a validation error. */
   set(id: number, entry: Entry): void {
     entry.device = this.deviceId;
+    this.forgetRecorder(id);
     this.entries.set(id, entry);
+    if (entry.kind === 'commandEncoder' || entry.kind === 'commandBuffer') this.recorders.add(entry);
   }
 
   has(id: number): boolean {
@@ -110,6 +140,7 @@ export class ObjectTable {
 
   /** Marks `id` as a failed creation of `kind`. */
   invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
+    this.forgetRecorder(id);
     this.entries.set(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
   }
 
@@ -124,7 +155,31 @@ export class ObjectTable {
     if (entry.device !== this.deviceId) {
       throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${entry.device}, and cannot be used with its device ${this.deviceId}`);
     }
+    if (entry.kind === 'buffer' && entry.discarded) {
+      if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
+      this.refresh.buffer(entry);
+    } else if (entry.kind === 'bindGroup') {
+      this.refresh?.bindGroup(id, entry);
+    }
     return entry as EntryOf<K>;
+  }
+
+  /** Whether a live encoder or command buffer names `buffer` (then its real buffer must stay until submit). */
+  isRecorded(buffer: BufferEntry): boolean {
+    for (const recorder of this.recorders) if ((recorder as EncoderState).used.has(buffer)) return true;
+    return false;
+  }
+
+  /** The buffers live encoders and command buffers name. */
+  recordedBuffers(): Set<BufferEntry> {
+    const buffers = new Set<BufferEntry>();
+    for (const recorder of this.recorders) for (const b of (recorder as EncoderState).used) buffers.add(b);
+    return buffers;
+  }
+
+  private forgetRecorder(id: number): void {
+    const old = this.entries.get(id);
+    if (old) this.recorders.delete(old);
   }
 
   /** The encoder that a command on encoder or pass `id` records into, whether or not `id` is valid. */
@@ -142,6 +197,7 @@ export class ObjectTable {
   }
 
   delete(id: number): void {
+    this.forgetRecorder(id);
     this.entries.delete(id);
   }
 
@@ -157,6 +213,7 @@ export class ObjectTable {
   }
 
   clear(): void {
+    this.recorders.clear();
     this.entries.clear();
   }
 }

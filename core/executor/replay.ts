@@ -7,6 +7,7 @@
  */
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
+import { discardBuffer } from './discard.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
 const MAP_READ = 0x1;
@@ -14,6 +15,9 @@ const MAP_WRITE = 0x2;
 const COPY_SRC = 0x4;
 const COPY_DST = 0x8;
 const KNOWN_USAGE = 0x3ff;
+/** WebGPU's most queries in one query set, and the bytes each takes (a 64-bit result). */
+const MAX_QUERY_COUNT = 4096;
+const QUERY_BYTES = 8;
 
 /** What a handler may use. */
 export interface ReplayContext {
@@ -76,7 +80,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       return;
     }
     const result = ctx.memory.allocate(ctx.jobId, { size: cmd.size, usage: cmd.usage, label: cmd.label, mappedAtCreation });
-    if (!result.ok) throw new ReplayError(result.message, 'out-of-memory');
+    if (!result.ok) throw new ReplayError(result.message, result.errorType);
     ctx.table.set(cmd.id, {
       kind: 'buffer', obj: result.lease.buffer, sizeBytes: cmd.size, usage: cmd.usage,
       lease: result.lease, destroyed: false, mapped: null, mappedAtCreation,
@@ -259,14 +263,22 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     });
     dynamic.sort((a, b) => a.binding - b.binding);
     const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
-    ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic });
+    ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
   },
 
   createQuerySet(ctx, cmd) {
     if (cmd.type === 'timestamp' && ctx.table.device && !ctx.table.device.features.has('timestamp-query')) {
       throw new ReplayError("createQuerySet: timestamp queries need the 'timestamp-query' feature, which requestDevice did not ask for");
     }
-    ctx.table.set(cmd.id, { kind: 'querySet', obj: ctx.device.createQuerySet({ type: cmd.type, count: cmd.count, label: cmd.label }) });
+    const descriptor: GPUQuerySetDescriptor = { type: cmd.type, count: cmd.count, label: cmd.label };
+    if (cmd.count > MAX_QUERY_COUNT) {
+      // Dawn's error object holds no memory, and its own message reaches the job.
+      ctx.table.set(cmd.id, { kind: 'querySet', obj: ctx.device.createQuerySet(descriptor), lease: null });
+      return;
+    }
+    const result = ctx.memory.allocateQuerySet(ctx.jobId, cmd.count * QUERY_BYTES, () => ctx.device.createQuerySet(descriptor));
+    if (!result.ok) throw new ReplayError(result.message, result.errorType);
+    ctx.table.set(cmd.id, { kind: 'querySet', obj: result.lease.querySet, lease: result.lease });
   },
 
   createCommandEncoder(ctx, cmd) {
@@ -397,7 +409,13 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   setLabel(ctx, cmd) {
     const entry = ctx.table.peek(cmd.id);
-    if (entry && entry.kind !== 'invalid' && entry.obj) entry.obj.label = cmd.label;
+    if (entry?.kind === 'buffer' && entry.discarded) entry.discarded.label = cmd.label;
+    else if (entry && entry.kind !== 'invalid' && entry.obj) entry.obj.label = cmd.label;
+  },
+
+  discard(ctx, cmd) {
+    const entry = ctx.table.peek(cmd.id);
+    if (entry?.kind === 'buffer' && entry.device === ctx.table.deviceId) discardBuffer(ctx, entry);
   },
 };
 
@@ -407,10 +425,12 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
     if (entry.destroyed) return;
     entry.destroyed = true;
     entry.mapped = null;
-    if (entry.lease) ctx.memory.free(entry.lease);
+    if (entry.discarded) entry.discarded = null; // its memory went back at the discard; `obj` is a placeholder
+    else if (entry.lease) ctx.memory.free(entry.lease);
     else entry.obj.destroy();
   } else if (entry?.kind === 'querySet') {
-    entry.obj.destroy();
+    if (entry.lease) ctx.memory.freeQuerySet(entry.lease);
+    else entry.obj.destroy();
   }
 }
 

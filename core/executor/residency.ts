@@ -1,9 +1,11 @@
 /**
  * Residency by reference, the executor's side of paging (core/memory/paging.ts).
  * Before a job's batch replays, every buffer of that job is made resident: its
- * paged-out leases come back (new GPU buffers with the same contents), its
- * table points at them, and its bind groups that named the old buffers are
- * rebuilt from their descriptors. When the batch needs room that capacity no
+ * paged-out leases come back (new GPU buffers with the same contents) and its
+ * table points at them; its bind groups that named the old buffers are made
+ * again from their descriptors when next used (BindGroupSources.refresh). The
+ * room a batch needs counts the buffers it creates and the discarded ones it
+ * brings back (core/executor/discard.ts). When the batch needs room that capacity no
  * longer has, buffers of idle jobs page out to host memory first, largest
  * first. A job is idle while none of its batches replays; its buffers that a
  * recorded but unsubmitted encoder or command buffer names, or that are mapped,
@@ -14,7 +16,9 @@
 import type { Command } from '../protocol/commands.js';
 import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryManager.js';
 import { sizeClassBytes } from '../memory/bufferPool.js';
-import type { BufferEntry, ObjectTable } from './objects.js';
+import { formatBytes } from '../memory/size.js';
+import type { BindGroupEntry, BufferEntry, ObjectTable } from './objects.js';
+import { discardedBytes, idsUsed, isStale } from './discard.js';
 
 /** What residency needs of a session. */
 export interface ResidentSession {
@@ -24,6 +28,8 @@ export interface ResidentSession {
   /** True while one of its batches is being prepared or replayed; residency clears it while the job waits for room. */
   busy: boolean;
   readonly isClosed: boolean;
+  /** Whether what it allocates now comes from its lane (an iteration of it holds the lane). */
+  readonly running: boolean;
   /** Whether the log already said the job waited for room (it says so once per job). */
   warnedWaiting?: boolean;
   /** How its bind groups were made, to rebuild them. */
@@ -52,30 +58,32 @@ export class BindGroupSources {
     this.sources.set(cmd.id, { layout: layout.obj, label: cmd.label, entries: cmd.entries });
   }
 
-  /** Makes again, on the buffers' current GPU buffers, each bind group that names one of `moved`. */
-  rebuild(device: GPUDevice, table: ObjectTable, moved: ReadonlySet<BufferEntry>): void {
-    for (const [id, source] of this.sources) {
-      const group = table.peek(id);
-      if (group?.kind !== 'bindGroup' || !group.buffers.some((b) => moved.has(b))) continue;
-      // A buffer the job released or destroyed since stays what it was: using the group fails as it did before paging.
-      if (group.buffers.some((b) => b.destroyed)) continue;
-      const entries = source.entries.map((entry, index) => {
-        const buffer = group.buffers[index]; // replay keeps one buffer per entry, in order
-        const offset = entry.offset ?? 0;
-        // As replay does: a pooled buffer is bound with the job's size.
-        const size = buffer.lease?.pooled ? (entry.size ?? Math.max(0, buffer.sizeBytes - offset)) : entry.size;
-        return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
-      });
-      group.obj = device.createBindGroup({ layout: source.layout, entries, label: source.label });
-    }
+  /**
+   * Makes `group` again, on its buffers' current GPU buffers, when one of them paged or was discarded since it
+   * was made (discarded ones are brought back first, by `revive`). A group naming a buffer the job destroyed
+   * stays what it was: its submit fails, as it would have.
+   */
+  refresh(id: number, group: BindGroupEntry, device: GPUDevice, revive: (buffer: BufferEntry) => void): void {
+    if (!isStale(group)) return;
+    const source = this.sources.get(id);
+    if (!source || group.buffers.some((b) => b.destroyed)) return;
+    for (const buffer of group.buffers) if (buffer.discarded) revive(buffer);
+    const entries = source.entries.map((entry, index) => {
+      const buffer = group.buffers[index]; // replay keeps one buffer per entry, in order
+      const offset = entry.offset ?? 0;
+      // As replay does: a pooled buffer is bound with the job's size.
+      const size = buffer.lease?.pooled ? (entry.size ?? Math.max(0, buffer.sizeBytes - offset)) : entry.size;
+      return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
+    });
+    group.obj = device.createBindGroup({ layout: source.layout, entries, label: source.label });
+    group.builtOn = group.buffers.map((b) => b.obj);
   }
 }
 
 /** Buffers of the session that must not page: named by a live encoder or command buffer, or mapped. */
 function pinned(objects: ObjectTable): Set<BufferEntry> {
-  const pins = new Set<BufferEntry>();
+  const pins = objects.recordedBuffers();
   for (const entry of objects.values()) {
-    if (entry.kind === 'commandEncoder' || entry.kind === 'commandBuffer') for (const b of entry.used) pins.add(b);
     if (entry.kind === 'buffer' && entry.obj.mapState !== 'unmapped') pins.add(entry);
   }
   return pins;
@@ -84,9 +92,10 @@ function pinned(objects: ObjectTable): Set<BufferEntry> {
 /** How long a batch waits for room to page its job's buffers back in; then it replays, and a use of a buffer still paged out fails. */
 const RESIDENCY_WAIT_MS = 60_000;
 
-/** Bytes the batch will allocate, rounded up as a lane's pool would. */
-function allocationBytes(cmds: readonly Command[]): number {
-  return cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
+/** Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it uses. */
+function allocationBytes(cmds: readonly Command[], table: ObjectTable): number {
+  const created = cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
+  return created + sizeClassBytes(discardedBytes(table, cmds.flatMap(idsUsed)));
 }
 
 /** One per service: pages idle jobs out and a batch's job in. */
@@ -98,7 +107,6 @@ export class Residency {
   private turn: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly device: GPUDevice,
     private readonly memory: MemoryManager,
     private readonly log: (line: string) => void,
   ) {}
@@ -111,13 +119,33 @@ export class Residency {
     this.sessions.delete(session);
   }
 
+  /** The job's batch ended, or waits for a grant: room held for its allocations goes back. */
+  release(session: ResidentSession): void {
+    this.memory.holdRoom(session.jobId, 0);
+  }
+
   /** Makes room for the batch and makes every buffer of its job resident; resolves when it may replay (undefined: at once). */
   prepare(session: ResidentSession, cmds: readonly Command[]): Promise<void> | undefined {
     // The common case costs no wait: nothing of the job is paged out or paging, and what it allocates fits.
-    const allocating = allocationBytes(cmds);
+    const allocating = allocationBytes(cmds, session.objects);
     const pagedOut = this.memory.residency(session.jobId).pagedOutBytes > 0;
-    if (!pagedOut && this.inFlight.size === 0 && (allocating === 0 || this.free() >= allocating)) return undefined;
+    if (!pagedOut && this.inFlight.size === 0 && (allocating === 0 || this.shortBytes(session, 0, allocating) === 0)) return undefined;
     return this.prepareWaiting(session, cmds);
+  }
+
+  /** Bytes the job could not get now of `pagedBytes` to page in and `allocatingBytes` to allocate (0: all fit). */
+  private shortBytes(session: ResidentSession, pagedBytes: number, allocatingBytes: number): number {
+    if (!session.running) return this.memory.shortfallBytes(session.jobId, pagedBytes + allocatingBytes, 'persistent');
+    return this.memory.shortfallBytes(session.jobId, pagedBytes, 'persistent') + this.memory.shortfallBytes(session.jobId, allocatingBytes, 'ephemeral');
+  }
+
+  /**
+   * Whether waiting can give the job `bytes` more: other jobs hold memory that may page out or end. A job that
+   * would not fit even alone does not wait; its allocation fails at once, as out of memory.
+   */
+  private othersCanMakeRoom(session: ResidentSession, bytes: number): boolean {
+    const own = this.memory.residency(session.jobId).residentBytes;
+    return this.sessions.size > 1 && own + bytes <= this.memory.capacityBytes;
   }
 
   /**
@@ -129,7 +157,12 @@ export class Residency {
     for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
       const run = this.turn.then(() => this.prepareNow(session, cmds));
       this.turn = run.then(() => {}, () => {});
-      if ((await run) || performance.now() > deadline || session.isClosed) return;
+      if (await run) {
+        // The room it made stays its own until the batch allocates (or lets go, release()): no other job's turn takes it.
+        this.memory.holdRoom(session.jobId, allocationBytes(cmds, session.objects));
+        return;
+      }
+      if (performance.now() > deadline || session.isClosed) return;
       session.busy = false;
       await new Promise((resolve) => setTimeout(resolve, wait));
       session.busy = true;
@@ -145,43 +178,35 @@ export class Residency {
       if (pending) await pending;
       if (entry.lease.residency === 'paged-out') paged.push({ entry, lease: entry.lease });
     }
-    const neededBytes = allocationBytes(cmds) + paged.reduce((sum, p) => sum + p.lease.realSizeBytes, 0);
-    if (neededBytes > 0) await this.makeRoom(session, neededBytes);
-    const moved = new Set<BufferEntry>();
+    const allocating = allocationBytes(cmds, session.objects);
+    const pagedBytes = paged.reduce((sum, p) => sum + p.lease.realSizeBytes, 0);
+    const short = () => this.shortBytes(session, pagedBytes, allocating);
+    if (short() > 0) await this.makeRoom(session, () => short() === 0);
     let missing: string | null = null;
     for (const { entry, lease } of paged) {
       const result = this.memory.pageIn(lease);
       if (result.ok) {
-        entry.obj = lease.buffer;
-        moved.add(entry);
+        entry.obj = lease.buffer; // its bind groups are made again when next used
       } else {
-        missing ??= result.message;
+        missing ??= `paging its buffers back in: ${result.message}`;
       }
+    }
+    // Buffers it creates, or discarded ones it uses again, wait for room too rather than fail for lack of it.
+    const allocatingShort = this.shortBytes(session, 0, allocating);
+    if (!missing && allocatingShort > 0 && this.othersCanMakeRoom(session, allocating)) {
+      missing = `its next commands allocate ${formatBytes(allocating)} and ${formatBytes(allocatingShort)} of it is not free`;
     }
     if (missing && !session.warnedWaiting) {
       // Once per job: with jobs that take turns on too little memory, every turn waits a little.
-      this.log(`salus: ${session.jobId}: waits for room to page its buffers back in (said once): ${missing}`);
+      this.log(`salus: ${session.jobId}: waits for GPU memory (said once): ${missing}`);
       session.warnedWaiting = true;
     }
-    if (moved.size > 0) await this.rebuild(session, moved);
     return missing === null;
   }
 
-  private async rebuild(session: ResidentSession, moved: ReadonlySet<BufferEntry>): Promise<void> {
-    this.device.pushErrorScope('validation');
-    session.bindGroupSources.rebuild(this.device, session.objects, moved);
-    const error = await this.device.popErrorScope();
-    if (error) this.log(`salus: ${session.jobId}: rebuilding bind groups after paging in failed: ${error.message}`);
-  }
-
-  private free(): number {
-    const map = this.memory.snapshot();
-    return map.capacityBytes - (map.committedBytes ?? map.usedBytes);
-  }
-
-  /** Pages out idle jobs' buffers, largest first, until `bytes` are unreserved or nothing more can go. */
-  private async makeRoom(session: ResidentSession, bytes: number): Promise<void> {
-    if (this.free() >= bytes) return;
+  /** Pages out idle jobs' buffers, largest first, until `enough()` or nothing more can go. */
+  private async makeRoom(session: ResidentSession, enough: () => boolean): Promise<void> {
+    if (enough()) return;
     const candidates: Array<{ owner: ResidentSession; entry: BufferEntry; lease: BufferLease }> = [];
     for (const owner of this.sessions) {
       if (owner === session || owner.busy) continue;
@@ -194,7 +219,7 @@ export class Residency {
     }
     candidates.sort((a, b) => b.lease.realSizeBytes - a.lease.realSizeBytes);
     for (const { owner, lease } of candidates) {
-      if (this.free() >= bytes) return;
+      if (enough()) return;
       if (owner.busy) continue; // It started a batch meanwhile: its buffers stay.
       const paging = this.memory.pageOut(lease);
       this.inFlight.set(lease, paging);

@@ -9,7 +9,8 @@ import { commandSchema, isRequestId, isWellFormedCommand, type Command, type Gpu
 import { describeZodError } from '../protocol/messages.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
-import { ObjectTable, type DeviceConfig } from './objects.js';
+import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
+import { reviveBuffer } from './discard.js';
 import { createdKind, replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
@@ -24,6 +25,8 @@ export interface SessionHost {
   acquireIteration(): Promise<void>;
   /** Makes room for a batch and makes the job's buffers resident before it replays (core/executor/residency.ts); absent: nothing pages. */
   prepareBatch?(cmds: readonly Command[]): Promise<void> | undefined;
+  /** The batch prepared last ended or waits for a grant: room held for it goes back. */
+  releaseBatch?(): void;
   /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
   /** `counted` is false for an SDK job's work outside its marked iterations (scheduled, but not an iteration). */
   finishIteration(elapsedMs: number, counted: boolean): void;
@@ -55,7 +58,7 @@ interface JobDevice {
 export const MAX_DEVICES_PER_JOB = 1024;
 
 /** Commands that only let go of things: they still belong to the iteration before them. */
-const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'readMapped', 'writeMapped']);
+const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'discard', 'readMapped', 'writeMapped']);
 
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
@@ -92,7 +95,7 @@ export class Session implements ResidentSession {
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
   private readonly workingSetTracker = new WorkingSetTracker();
-  /** How the job's bind groups were made, so paging can rebuild them. */
+  /** How the job's bind groups were made, so they can be made again on buffers that paged or were discarded. */
   readonly bindGroupSources = new BindGroupSources();
   /** True while a batch is prepared or replayed (not while it waits for a grant): then its buffers never page out. */
   busy = false;
@@ -108,6 +111,12 @@ export class Session implements ResidentSession {
     private readonly bulkDir: string | null = null,
   ) {
     this.current = this.addDevice(1);
+    // Discarded buffers come back, and bind groups on moved buffers are made again, when the job next uses them.
+    const revive = (entry: BufferEntry) => reviveBuffer({ jobId, device, table: this.table, memory }, entry);
+    this.table.refresh = {
+      buffer: revive,
+      bindGroup: (id, group) => this.bindGroupSources.refresh(id, group, device, revive),
+    };
   }
 
   /** The error scopes of the device the job's commands are for now. */
@@ -190,8 +199,8 @@ export class Session implements ResidentSession {
     this.closed = true;
     this.closeSignal();
     for (const entry of this.table.values()) {
-      if (entry.kind === 'querySet') entry.obj.destroy();
-      if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed) entry.obj.destroy();
+      if (entry.kind === 'querySet' && !entry.lease) entry.obj.destroy();
+      if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed && !entry.discarded) entry.obj.destroy();
     }
     this.table.clear();
     this.timer?.destroy();
@@ -216,6 +225,7 @@ export class Session implements ResidentSession {
       await this.replayCommands(cmds, payload);
     } finally {
       this.busy = false;
+      this.host.releaseBatch?.();
     }
   }
 
@@ -443,6 +453,7 @@ export class Session implements ResidentSession {
   /** Waits for the grant mid-batch, not busy meanwhile (its buffers may page out), then makes the rest of the batch resident again. */
   private async waitForGrant(rest: readonly Command[]): Promise<boolean> {
     this.busy = false;
+    this.host.releaseBatch?.();
     const granted = await this.beginIteration();
     this.busy = true;
     const preparing = granted ? this.host.prepareBatch?.(rest) : undefined;

@@ -240,6 +240,12 @@ export class WorkingSetTracker {
       case 'release':
         this.forget(cmd.id);
         return;
+      case 'discard': {
+        // Its contents died: from here it is as good as a buffer created in the window (it comes back zeroed).
+        const entry = ok ? buffer(cmd.id) : null;
+        if (entry?.discarded && this.open && !this.uses.has(entry)) this.created.add(entry);
+        return;
+      }
       default:
     }
   }

@@ -36,6 +36,8 @@ interface JobRecord {
   observedPeakBytes: number;
   /** Largest lane bytes held at once in the running iteration, freed-but-pooled buffers included. */
   iterationPeakBytes: number;
+  /** Persistent bytes (resident or paged out) when its last iteration's memory side ended: its state as measured. */
+  stateBytes: number;
   leases: Map<number, LeaseRecord>;
   /** Its query sets by lease id, with the ledger entry that counts each. */
   querySets: Map<number, { lease: QuerySetLease; ledgerId: number }>;
@@ -59,7 +61,19 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   const jobs = new Map<string, JobRecord>();
   const leases = new Map<number, LeaseRecord>();
 
-  const unreservedBytes = () => capacityBytes - ledger.committedBytes();
+  /** Room held for batches about to allocate (Residency), by job: others may not take it meanwhile. */
+  const heldRoom = new Map<string, number>();
+  /** Capacity nothing has reserved now; room held for `forJobId`'s own batch counts as free for it. */
+  const unreservedBytes = (forJobId?: string) => {
+    let heldBytes = 0;
+    for (const [jobId, bytes] of heldRoom) if (jobId !== forJobId) heldBytes += bytes;
+    return capacityBytes - ledger.committedBytes() - heldBytes;
+  };
+  /** The job's allocation used `bytes` of the room held for it. */
+  const useHeldRoom = (jobId: string, bytes: number) => {
+    const held = heldRoom.get(jobId);
+    if (held !== undefined) heldRoom.set(jobId, Math.max(0, held - bytes));
+  };
   const pager = createPager({ ledger, allocator, nextBufferId, recordOf: (leaseId) => leases.get(leaseId), roomForPersistent, unreservedBytes });
   const needOf = (job: JobRecord) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
 
@@ -101,6 +115,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       laneId: kind === 'ephemeral' ? job.laneId : null,
     };
     const record: LeaseRecord = { lease, real, freed: false };
+    useHeldRoom(job.id, real.sizeBytes);
     leases.set(lease.id, record);
     job.leases.set(lease.id, record);
     if (kind === 'ephemeral') job.iterationPeakBytes = Math.max(job.iterationPeakBytes, ledger.ephemeralBytes(job.id));
@@ -119,12 +134,12 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   function roomForPersistent(jobId: string, bytes: number, what: string): string | null {
     const heldBytes = ledger.persistentBytes(jobId);
     const beyondBytes = heldBytes + bytes - ledger.reservedPersistentBytes(jobId);
-    if (beyondBytes > unreservedBytes()) reclaim(beyondBytes - unreservedBytes(), null);
-    if (beyondBytes <= unreservedBytes()) return null;
+    if (beyondBytes > unreservedBytes(jobId)) reclaim(beyondBytes - unreservedBytes(jobId), null);
+    if (beyondBytes <= unreservedBytes(jobId)) return null;
     return (
       `out of memory: job ${jobId} asked for ${what}; its share is ` +
       `${formatBytes(ledger.declaredShareBytes(jobId))} (declared + 10%), it holds ${formatBytes(heldBytes)}, and only ` +
-      `${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free`
+      `${formatBytes(Math.max(0, unreservedBytes(jobId)))} of the GPU's ${formatBytes(capacityBytes)} is free`
     );
   }
 
@@ -144,12 +159,12 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     const realBytes = classBytes ?? descriptor.size;
     const growBytes = lanes.makeRoom(lane.id, realBytes);
     if (growBytes > 0) {
-      if (growBytes > unreservedBytes()) reclaim(growBytes - unreservedBytes(), lane.id);
-      if (growBytes > unreservedBytes()) {
+      if (growBytes > unreservedBytes(job.id)) reclaim(growBytes - unreservedBytes(job.id), lane.id);
+      if (growBytes > unreservedBytes(job.id)) {
         return oom(
           `out of memory: job ${job.id}'s iteration asked for ${formatBytes(descriptor.size)} in ${lane.id} ` +
             `(size ${formatBytes(lanes.sizeBytes(lane.id))}, ${formatBytes(lanes.lentBytes(lane.id))} held by iterations) ` +
-            `and only ${formatBytes(Math.max(0, unreservedBytes()))} of the GPU's ${formatBytes(capacityBytes)} is free to grow it`,
+            `and only ${formatBytes(Math.max(0, unreservedBytes(job.id)))} of the GPU's ${formatBytes(capacityBytes)} is free to grow it`,
         );
       }
     }
@@ -174,6 +189,17 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     } else {
       real.buffer.destroy();
       ledger.remove(real.id);
+    }
+  }
+
+  /** The job's ephemeral buffers it freed go back to its lane's pool (its GPU work with them is done). */
+  function giveBackFreed(job: JobRecord): void {
+    const lane = lanes.get(job.laneId)!;
+    for (const record of [...job.leases.values()]) {
+      if (record.lease.kind !== 'ephemeral' || !record.freed) continue;
+      leases.delete(record.lease.id);
+      job.leases.delete(record.lease.id);
+      lane.pool.giveBack(record.real);
     }
   }
 
@@ -222,6 +248,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         iterationsDone: 0,
         observedPeakBytes: 0,
         iterationPeakBytes: 0,
+        stateBytes: 0,
         leases: new Map(),
         querySets: new Map(),
       });
@@ -240,6 +267,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       lane.running.delete(jobId);
       if (lane.jobs.size === 0) lanes.delete(lane.id);
       jobs.delete(jobId);
+      heldRoom.delete(jobId);
       ledger.removeJob(jobId);
       changeCount += 1;
     },
@@ -301,19 +329,21 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       changeCount += 1;
     },
 
+    returnFreed(jobId) {
+      const job = jobs.get(jobId);
+      if (!job) return;
+      giveBackFreed(job);
+      changeCount += 1;
+    },
+
     endIteration(jobId) {
       const job = jobs.get(jobId);
       if (!job || !job.inIteration) return;
       const lane = lanes.get(job.laneId)!;
+      giveBackFreed(job);
       let survivorBytes = 0;
       for (const record of [...job.leases.values()]) {
         if (record.lease.kind !== 'ephemeral') continue;
-        if (record.freed) {
-          leases.delete(record.lease.id);
-          job.leases.delete(record.lease.id);
-          lane.pool.giveBack(record.real);
-          continue;
-        }
         // Still alive at the iteration's end: it is model state after all (e.g. lazily created weights).
         if (record.real.pooled) lane.pool.detach(record.real);
         ledger.move(record.real.id, { state: 'persistent', jobId, laneId: null });
@@ -322,6 +352,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         survivorBytes += record.real.sizeBytes;
       }
       job.observedPeakBytes = Math.max(job.observedPeakBytes, job.iterationPeakBytes - survivorBytes);
+      job.stateBytes = ledger.persistentBytes(jobId) + ledger.pagedBytes(jobId);
       job.iterationsDone += 1;
       job.inIteration = false;
       lane.running.delete(jobId);
@@ -336,8 +367,28 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     },
 
     residency(jobId) {
-      if (!jobs.has(jobId)) return { residentBytes: 0, pagedOutBytes: 0 };
-      return { residentBytes: ledger.persistentBytes(jobId) + ledger.ephemeralBytes(jobId), pagedOutBytes: ledger.pagedBytes(jobId) };
+      const job = jobs.get(jobId);
+      if (!job) return { residentBytes: 0, pagedOutBytes: 0, stateBytes: 0 };
+      return { residentBytes: ledger.persistentBytes(jobId) + ledger.ephemeralBytes(jobId), pagedOutBytes: ledger.pagedBytes(jobId), stateBytes: job.stateBytes };
+    },
+
+    holdRoom(jobId, bytes) {
+      if (bytes > 0 && jobs.has(jobId)) heldRoom.set(jobId, bytes);
+      else heldRoom.delete(jobId);
+    },
+
+    shortfallBytes(jobId, bytes, kind) {
+      const job = jobs.get(jobId);
+      if (!job || bytes <= 0) return 0;
+      const slackBytes = laneViews()
+        .filter((view) => kind === 'persistent' || view.id !== job.laneId)
+        .reduce((sum, view) => sum + Math.max(0, view.sizeBytes - view.minSizeBytes), 0);
+      const availableBytes = Math.max(0, unreservedBytes(jobId)) + slackBytes;
+      const ownBytes =
+        kind === 'ephemeral'
+          ? lanes.sizeBytes(job.laneId) - lanes.lentBytes(job.laneId) // idle pooled buffers can be evicted
+          : ledger.reservedPersistentBytes(jobId) - ledger.persistentBytes(jobId); // its declared share not yet used
+      return Math.max(0, bytes - Math.max(0, ownBytes) - availableBytes);
     },
 
     pageOut(lease) {

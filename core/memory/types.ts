@@ -120,7 +120,22 @@ export interface MemoryManager {
    * iteration holds in its lane), `pagedOutBytes` of its buffers' contents kept in host memory instead. Zeros for an
    * unknown job.
    */
-  residency(jobId: string): { residentBytes: number; pagedOutBytes: number };
+  residency(jobId: string): { residentBytes: number; pagedOutBytes: number; stateBytes: number };
+  /**
+   * Bytes of `bytes` more that the job could not get now, 0 when they fit: `ephemeral` ones in its lane (or
+   * by growing it), `persistent` ones in its declared share or unreserved capacity; other lanes' slack counts.
+   */
+  shortfallBytes(jobId: string, bytes: number, kind: 'persistent' | 'ephemeral'): number;
+  /**
+   * Gives the job's freed ephemeral buffers back to its lane's pool before its iteration's memory side ends
+   * (the lane passed to another job, so its GPU work with them is done); what it still holds stays its own.
+   */
+  returnFreed(jobId: string): void;
+  /**
+   * Holds `bytes` of room for the job's next allocations (a batch Residency made room for), so no other job
+   * takes it before they happen; each allocation of the job uses some up, 0 lets go of the rest.
+   */
+  holdRoom(jobId: string, bytes: number): void;
   /**
    * Moves a resident persistent buffer's contents to host memory and destroys its GPU buffer, through a staging
    * buffer of at most 1 MiB counted as the job's (so it needs that much room). The caller guarantees the job does

@@ -68,6 +68,12 @@ export const commandSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('destroy'), id }),
   /** The job dropped its last reference to `id` (its garbage collector ran): free it as a browser would. */
   z.object({ op: z.literal('release'), id }),
+  /**
+   * The job's framework put buffer `id` back in its own pool: its contents are dead, the job keeps the
+   * buffer and will use it again. Its memory may go back to the lane meanwhile; the buffer's next use gets
+   * zeroed memory (core/executor/discard.ts). A hint: ignored where it cannot apply (mapped, recorded).
+   */
+  z.object({ op: z.literal('discard'), id }),
   z.object({ op: z.literal('writeBuffer'), id, offset: u64, data: dataRef }),
   /** Replies `{offset, size}` with the mapped range's first DATA_CHUNK_BYTES; `readMapped` fetches the rest. */
   z.object({ op: z.literal('mapAsync'), rid, id, mode: u32, offset: u64, size: u64.optional() }),

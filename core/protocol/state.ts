@@ -76,6 +76,11 @@ export interface JobMemoryUse {
   residentBytes: number;
   /** Bytes of the job's buffers whose contents wait in host memory, off the GPU (0 until paging exists). */
   pagedOutBytes: number;
+  /**
+   * Persistent bytes it held as its last iteration's memory ended (after the frees that follow it): its state
+   * between iterations as measured (weights, optimizer state, what it keeps), whatever it declared. 0 before the first.
+   */
+  stateBytes: number;
   /** Bytes of the job's buffers its last finished iteration touched (bound, copied, written, mapped). */
   workingSetBytes: number;
   /** Of those, buffers it read before writing, that existed before it began: what must survive between iterations (weights, optimizer state). */

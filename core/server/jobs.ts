@@ -106,6 +106,8 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
       ephemeralPeakBytes: Math.max(stats?.ephemeralPeakBytes ?? 0, 0) || (job.hints.ephemeralBytes ?? 0),
       residentBytes: live ? live.residentBytes : 0,
       pagedOutBytes: live ? live.pagedOutBytes : 0,
+      // The last measured state stays as a record, like the ephemeral peak.
+      stateBytes: stats?.stateBytes ?? 0,
       // What the last iteration used stays as a record, like the ephemeral peak.
       workingSetBytes: stats?.workingSetBytes ?? 0,
       liveInBytes: stats?.liveInBytes ?? 0,

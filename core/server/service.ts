@@ -80,11 +80,14 @@ export class SalusService extends EventEmitter {
       capacitySource: options.capacitySource,
       allocator: deviceAllocator(options.gpu.device),
     });
-    this.residency = new Residency(options.gpu.device, this.memory, this.log);
+    this.residency = new Residency(this.memory, this.log);
     this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
     this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
     this.scheduler.onDidChange((change) => {
-      if (change.type === 'grant') this.busy.start(change.laneId);
+      if (change.type === 'grant') {
+        this.busy.start(change.laneId);
+        this.handOverLane(change.laneId, change.jobId);
+      }
       if (change.type === 'finish' || change.type === 'abort') this.busy.stop(change.laneId);
       if (change.type === 'policy') {
         this.markDirty('policy');
@@ -402,10 +405,22 @@ export class SalusService extends EventEmitter {
     this.markDirty('memory');
   }
 
+  /**
+   * A lane passes to `jobId`: what the others of the lane freed in their last iteration goes back to the lane's
+   * pool now (their memory side normally ends at their next command, after the frees that follow a sync), so
+   * the lane holds one iteration's working set and not one per job. What they still hold stays theirs.
+   */
+  private handOverLane(laneId: string, jobId: string): void {
+    for (const job of this.jobs.values()) {
+      if (job.laneId === laneId && job.id !== jobId) this.memory.returnFreed(job.id);
+    }
+  }
+
   private createSession(job: JobRecord): Session {
     return new Session(job.id, this.options.gpu.device, this.memory, {
       acquireIteration: () => this.scheduler.requestIteration(job.id),
       prepareBatch: (cmds) => (job.session ? this.residency.prepare(job.session, cmds) : undefined),
+      releaseBatch: () => job.session && this.residency.release(job.session),
       finishIteration: (elapsedMs, counted) => {
         if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs, { counted });
         const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;

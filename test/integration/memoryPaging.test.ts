@@ -4,9 +4,9 @@
  * they print on a local device, because the service pages the idle job's
  * buffers out to host memory and back before its next batch; the ledger ends
  * empty. A job killed while its buffers are paged out gives every byte back.
- * And the case of issue 8: TF.js trainers whose pooled buffers (never freed,
- * so all persistent) pass capacity together finish with local-identical losses
- * instead of out-of-memory errors mid-run.
+ * And the case of issue 8 without the framework adapter: TF.js trainers whose
+ * pooled buffers (never freed, so all persistent) pass capacity together finish
+ * with local-identical losses instead of out-of-memory errors mid-run.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,7 +100,9 @@ describe('paging jobs whose persistent memory passes capacity', () => {
   it('runs two TF.js trainers whose pools together pass capacity, with local-identical results', async () => {
     const TFJS = join(ROOT, 'assets/jobs/tfjs-train.js');
     const args = ['--', '--iterations', '3', '--batch', '1024', '--hidden', '256', '--log-every', '1'];
-    const runs = [service.startJob(['--local', TFJS, ...args]).done, service.startJob(['--name', 'tf-a', TFJS, ...args]).done, service.startJob(['--name', 'tf-b', TFJS, ...args]).done];
+    // Without the TF.js adapter (test/integration/frameworkMemory.test.ts), so each pool counts as state and must page.
+    const plain = (name: string) => service.startJob(['--name', name, '--no-adapters', TFJS, ...args]).done;
+    const runs = [service.startJob(['--local', TFJS, ...args]).done, plain('tf-a'), plain('tf-b')];
     const remote = Promise.all(runs.slice(1));
     const paged = await watchMemory((m) => m.jobs.some((j: any) => j.pagedOutBytes > 0), remote);
     const [local, a, b] = await Promise.all(runs);

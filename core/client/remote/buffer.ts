@@ -169,6 +169,17 @@ export class RemoteBuffer extends RemoteObject {
     return undefined;
   }
 
+  /**
+   * Tells the service that the buffer's contents are dead while the job keeps it (its framework put it back
+   * in its own pool), so the memory can serve others until the buffer's next use. Not part of GPUBuffer:
+   * framework adapters call it (core/client/adapters). False when it does not apply (mapped, destroyed).
+   */
+  static discardContents(buffer: RemoteBuffer): boolean {
+    if (buffer.#destroyed || buffer.#mapState !== 'unmapped') return false;
+    buffer.channel.record({ op: 'discard', id: buffer.id });
+    return true;
+  }
+
   destroy(): undefined {
     if (this.#destroyed) return undefined;
     if (this.#mapState !== 'unmapped') {

@@ -41,7 +41,7 @@ describe('paging a persistent buffer out and back', () => {
     expect(out).toEqual({ ok: true });
     expect(lease.residency).toBe('paged-out');
     expect(harness.allocator.destroyed.has(old)).toBe(true);
-    expect(manager.residency('a')).toEqual({ residentBytes: 4096, pagedOutBytes: sizeBytes });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: 4096, pagedOutBytes: sizeBytes });
     expect(manager.usage('a').persistentBytes).toBe(4096);
     expect(manager.snapshot().usedBytes).toBe(before - sizeBytes);
     expect(manager.liveBuffers()).toEqual({ count: 1, bytes: 4096 });
@@ -53,7 +53,7 @@ describe('paging a persistent buffer out and back', () => {
     expect(manager.pageIn(lease)).toEqual({ ok: true });
     expect(lease.residency).toBe('resident');
     expect(lease.buffer).not.toBe(old);
-    expect(manager.residency('a')).toEqual({ residentBytes: sizeBytes + 4096, pagedOutBytes: 0 });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: sizeBytes + 4096, pagedOutBytes: 0 });
     expect(manager.snapshot().usedBytes).toBe(before);
     expect(sameBytes(await readBytes(lease.buffer, sizeBytes), contents)).toBe(true);
     expect(manager.pageIn(lease)).toEqual({ ok: false, message: 'cannot page in: the buffer is not paged out' });
@@ -66,7 +66,7 @@ describe('paging a persistent buffer out and back', () => {
     expect((await manager.pageOut(lease)).ok).toBe(true);
     expect(manager.residency('a').pagedOutBytes).toBe(8192);
     manager.free(lease);
-    expect(manager.residency('a')).toEqual({ residentBytes: 0, pagedOutBytes: 0 });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: 0, pagedOutBytes: 0 });
     expect(manager.pageIn(lease).ok).toBe(false);
   });
 
@@ -79,7 +79,7 @@ describe('paging a persistent buffer out and back', () => {
     manager.release('a'); // while the first staging copy is in flight
     const result = await paging;
     expect(result.ok).toBe(false);
-    expect(manager.residency('a')).toEqual({ residentBytes: 0, pagedOutBytes: 0 });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: 0, pagedOutBytes: 0 });
     expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
     expect(harness.allocator.live()).toEqual([]);
     expect(manager.snapshot().usedBytes).toBe(0);
@@ -98,7 +98,7 @@ describe('paging a persistent buffer out and back', () => {
     expect(refused.ok).toBe(false);
     expect(!refused.ok && refused.message).toMatch(/^out of memory: job a asked for 2097152 bytes to page a buffer back in/);
     expect(lease.residency).toBe('paged-out');
-    expect(manager.residency('a')).toEqual({ residentBytes: 0, pagedOutBytes: 2 * MiB });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: 0, pagedOutBytes: 2 * MiB });
     expect(manager.snapshot().usedBytes).toBeLessThanOrEqual(4 * MiB);
 
     manager.free(taker);
@@ -114,7 +114,7 @@ describe('paging a persistent buffer out and back', () => {
     expect(result.ok).toBe(false);
     expect(!result.ok && result.message).toMatch(/staging buffer to page out/);
     expect(lease.residency).toBe('resident');
-    expect(manager.residency('a')).toEqual({ residentBytes: 2 * MiB, pagedOutBytes: 0 });
+    expect(manager.residency('a')).toMatchObject({ residentBytes: 2 * MiB, pagedOutBytes: 0 });
     expect(manager.snapshot().usedBytes).toBe(2 * MiB);
   });
 

@@ -1,0 +1,109 @@
+/**
+ * Discarded contents. Frameworks pool their GPU buffers: TF.js's BufferManager
+ * and ONNX Runtime Web's data manager keep a released buffer for reuse instead of
+ * destroying it, so the service would count a framework's whole pool as model
+ * state. The framework adapters of core/client/adapters send `discard` when a
+ * buffer goes back to the framework's pool: its contents are dead, the job keeps
+ * the buffer. Here its memory goes back at once (to the lane when an iteration
+ * holds it, else destroyed) and the entry points at a destroyed placeholder; its
+ * next use allocates it again, zeroed, as a buffer created at that moment would
+ * be (ephemeral inside an iteration, persistent outside), and the bind groups
+ * naming it are made again on first use. So what stays between iterations is
+ * the model's true state, and the working set is served from lanes.
+ */
+import type { Command } from '../protocol/commands.js';
+import type { MemoryManager } from '../memory/memoryManager.js';
+import { ReplayError, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
+
+const COPY_DST = 0x8;
+
+/** One destroyed 4-byte buffer per device: what a discarded entry's `obj` is, so no stale use reaches real memory. */
+const placeholders = new WeakMap<GPUDevice, GPUBuffer>();
+
+function placeholder(device: GPUDevice): GPUBuffer {
+  let buffer = placeholders.get(device);
+  if (!buffer) {
+    buffer = device.createBuffer({ size: 4, usage: COPY_DST, label: 'salus: discarded buffer' });
+    buffer.destroy();
+    placeholders.set(device, buffer);
+  }
+  return buffer;
+}
+
+/** What discarding and bringing back need of a session. */
+export interface DiscardContext {
+  readonly jobId: string;
+  readonly device: GPUDevice;
+  readonly table: ObjectTable;
+  readonly memory: MemoryManager;
+}
+
+/**
+ * The `discard` command: gives `entry`'s memory back. A hint, so it is ignored (false) where it cannot
+ * apply: a buffer that is destroyed, unaccounted, mapped or mapping, already discarded, or named by a
+ * live encoder or command buffer (whose recorded commands hold its real buffer until submit).
+ */
+export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean {
+  if (entry.destroyed || !entry.lease || entry.discarded || entry.mapped) return false;
+  if (entry.lease.residency !== 'resident' || entry.obj.mapState !== 'unmapped' || ctx.table.isRecorded(entry)) return false;
+  const label = entry.obj.label;
+  // Work the job submitted before still runs on the queue; a freed lease's buffer is reused or destroyed only after it.
+  ctx.memory.free(entry.lease);
+  entry.lease = null;
+  entry.discarded = { label };
+  entry.obj = placeholder(ctx.device);
+  return true;
+}
+
+/** Allocates a discarded buffer again (zeroed), now; an out-of-memory or invalid allocation is the job's error here. */
+export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
+  const label = entry.discarded?.label ?? '';
+  const result = ctx.memory.allocate(ctx.jobId, { size: entry.sizeBytes, usage: entry.usage, label });
+  if (!result.ok) throw new ReplayError(`${result.message} (to use again the pooled buffer '${label}')`, result.errorType);
+  entry.lease = result.lease;
+  entry.obj = result.lease.buffer;
+  entry.discarded = null;
+}
+
+/** The ids of buffers and bind groups a command uses (bringing back discarded buffers among them). */
+export function idsUsed(cmd: Command): number[] {
+  switch (cmd.op) {
+    case 'writeBuffer': case 'mapAsync': case 'readMapped': case 'writeMapped': case 'unmap':
+      return [cmd.id];
+    case 'createBindGroup':
+      return cmd.entries.map((entry) => entry.buffer);
+    case 'setBindGroup':
+      return cmd.bindGroup === null ? [] : [cmd.bindGroup];
+    case 'dispatchIndirect': case 'clearBuffer':
+      return [cmd.buffer];
+    case 'copyBufferToBuffer':
+      return [cmd.src, cmd.dst];
+    case 'resolveQuerySet':
+      return [cmd.dst];
+    default:
+      return [];
+  }
+}
+
+/** Bytes that using `ids` would allocate again: the discarded buffers among them, once each. */
+export function discardedBytes(table: ObjectTable, ids: Iterable<number>): number {
+  let bytes = 0;
+  const seen = new Set<BufferEntry>();
+  const add = (entry: BufferEntry) => {
+    if (entry.discarded && !seen.has(entry)) {
+      seen.add(entry);
+      bytes += entry.sizeBytes;
+    }
+  };
+  for (const id of ids) {
+    const entry = table.peek(id);
+    if (entry?.kind === 'buffer') add(entry);
+    else if (entry?.kind === 'bindGroup') entry.buffers.forEach(add);
+  }
+  return bytes;
+}
+
+/** Whether a bind group names a buffer that was discarded or moved since it was made. */
+export function isStale(group: BindGroupEntry): boolean {
+  return group.buffers.some((buffer, index) => buffer.discarded || buffer.obj !== group.builtOn[index]);
+}

@@ -1,0 +1,102 @@
+/**
+ * Memory sharing for frameworks that pool their buffers (issue 8): `salus run`'s
+ * TF.js adapter reports each buffer the framework puts back in its pool, the
+ * service lends that memory to others until the buffer's next use, and the job
+ * never notices: a bind group made before still works, a buffer coming back
+ * holds zeros, a discard that a recorded copy would contradict is ignored.
+ * Three unmodified TF.js trainers whose pools together pass capacity run side
+ * by side with their local results, and the state the service measures for
+ * each is its weights and Adam state (within 1.5×), not its pool.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+
+const POOLED = join(ROOT, 'test/fixtures/jobs/pooledBuffers.js');
+const BIG_BYTES = 4 * 1024 * 1024;
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startService(['--memory', '12MiB', '--policy', 'FAIR']);
+}, 30_000);
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** The largest and the last persistent bytes of job `name` seen in the memory map while `run` lasts. */
+async function watchPersistent(name: string, run: Promise<unknown>): Promise<{ max: number; min: number }> {
+  let ended = false;
+  void run.then(() => { ended = true; });
+  const control = await service.control();
+  const seen = { max: 0, min: Infinity };
+  let jobId: string | undefined;
+  while (!ended) {
+    jobId ??= (await control.call<any[]>('jobs')).find((j) => j.name === name)?.id;
+    const job = (await control.call<any>('memory')).jobs.find((j: any) => j.id === jobId);
+    if (job) {
+      seen.max = Math.max(seen.max, job.persistentBytes);
+      if (seen.max >= BIG_BYTES) seen.min = Math.min(seen.min, job.persistentBytes);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return seen;
+}
+
+describe('discarded contents of pooled buffers', () => {
+  it('gives a released pooled buffer back and brings it back zeroed, its bind groups working', async () => {
+    const job = service.startJob(['--name', 'pooled', POOLED, '--', '--hold-ms', '1500']);
+    const seen = await watchPersistent('pooled', job.done);
+    const run = await job.done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(lastJson(run.stdout)).toEqual({
+      same: true, before: [2, 4, 6, 8], zeros: [0, 0, 0, 0], doubled: [20, 40, 60, 80], kept: [10, 20, 30, 40],
+    });
+    expect(run.stdout).not.toMatch(/uncaptured/);
+    // Held while in use; while the pool keeps it, the service holds only the job's two 16-byte buffers.
+    expect(seen.max).toBeGreaterThanOrEqual(BIG_BYTES);
+    expect(seen.min).toBeLessThan(1024);
+    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [] });
+  }, 60_000);
+
+  it('keeps the pooled buffer as the job\'s memory with --no-adapters', async () => {
+    const job = service.startJob(['--name', 'pooled-plain', '--no-adapters', POOLED, '--', '--hold-ms', '1500']);
+    const seen = await watchPersistent('pooled-plain', job.done);
+    const run = await job.done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(lastJson(run.stdout)).toMatchObject({ same: true, doubled: [20, 40, 60, 80], kept: [10, 20, 30, 40] });
+    expect(seen.min).toBeGreaterThanOrEqual(BIG_BYTES);
+  }, 60_000);
+});
+
+describe('TF.js trainers whose pools together pass capacity', () => {
+  it('run side by side with local results, each measured at its weights and optimizer state', async () => {
+    const TFJS = join(ROOT, 'assets/jobs/tfjs-train.js');
+    const [inputs, hidden, batch] = [8, 256, 1024]; // tfjs-train.js's MLP: 8 -> hidden -> 1
+    const args = ['--', '--iterations', '3', '--batch', String(batch), '--hidden', String(hidden), '--log-every', '1'];
+    // Weights and Adam's two moments of each: what must stay between steps.
+    const stateBytes = 3 * 4 * (inputs * hidden + hidden + hidden + 1);
+    const local = await service.startJob(['--local', TFJS, ...args]).done;
+    expect(local.code, local.stderr.slice(-2000)).toBe(0);
+    const runs = ['tf-a', 'tf-b', 'tf-c'].map((name) => service.startJob(['--name', name, TFJS, ...args]).done);
+    const results = await Promise.all(runs);
+    const lines = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('{'));
+    for (const run of results) {
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      expect(lines(run.stdout)).toEqual(lines(local.stdout));
+    }
+    const jobs = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name.startsWith('tf-'));
+      return ours.length === 3 && ours.every((j) => j.finishedAt) && ours;
+    });
+    for (const job of jobs) {
+      expect(job).toMatchObject({ state: 'done', gpuErrors: { count: 0, first: null } });
+      // Each pool is ~8.6 MiB: three would not fit in 12 MiB as model state.
+      expect(job.memory.ephemeralPeakBytes).toBeGreaterThan(8 * 1024 * 1024);
+      expect(job.memory.stateBytes).toBeGreaterThan(stateBytes / 1.5);
+      expect(job.memory.stateBytes).toBeLessThan(stateBytes * 1.5);
+    }
+    expect(service.log()).not.toMatch(/uncaptured GPU error|internal error|waits for GPU memory/);
+    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+  }, 300_000);
+});
