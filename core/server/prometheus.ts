@@ -86,6 +86,7 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
     // Measured by the memory manager where it reports it; a job holds at least its persistent buffers.
     (job) => (job.memory as Partial<{ residentBytes: number }>).residentBytes ?? job.memory.persistentBytes);
   perJob('salus_job_memory_paged_out_bytes', "Bytes of the job's buffers kept in host memory instead of on the GPU.", (job) => job.memory.pagedOutBytes ?? 0);
+  perJob('salus_job_memory_state_bytes', 'Persistent bytes the job held as its last iteration ended: its state between iterations, as measured.', (job) => job.memory.stateBytes ?? 0);
   perJob('salus_job_memory_working_set_bytes', "Bytes of the job's buffers its last finished iteration touched.", (job) => job.memory.workingSetBytes ?? 0);
   perJob('salus_job_memory_live_in_bytes', 'Of those, buffers it read before writing: what must survive between its iterations.', (job) => job.memory.liveInBytes ?? 0);
   // Counters set from the service's own totals, which only grow.

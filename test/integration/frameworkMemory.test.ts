@@ -6,7 +6,9 @@
  * holds zeros, a discard that a recorded copy would contradict is ignored.
  * Three unmodified TF.js trainers whose pools together pass capacity run side
  * by side with their local results, and the state the service measures for
- * each is its weights and Adam state (within 1.5×), not its pool.
+ * each is its weights and Adam state (within 1.5×), not its pool. ONNX Runtime
+ * Web servers run with their EP's buffer caches released after each run, so two
+ * fit where their caches alone would not.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,4 +101,36 @@ describe('TF.js trainers whose pools together pass capacity', () => {
     expect(service.log()).not.toMatch(/uncaptured GPU error|internal error|waits for GPU memory/);
     expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
   }, 300_000);
+});
+
+describe('ONNX Runtime Web servers with their buffer caches released', () => {
+  const ORT = join(ROOT, 'assets/jobs/ort-serve.js');
+  const args = ['--', '--size', 'large', '--rate', '0', '--requests', '4'];
+  const flags = ['--liftoff-only'];
+  const finalOf = (stdout: string) => lastJson(stdout).final;
+
+  it('keeps each server\'s state at its model, not its caches, and answers as locally', async () => {
+    const local = await service.startJob(['--local', ORT, ...args], {}, flags).done;
+    expect(local.code, local.stderr.slice(-2000)).toBe(0);
+    const [a, b, plain] = await Promise.all([
+      service.startJob(['--name', 'ort-a', ORT, ...args], {}, flags).done,
+      service.startJob(['--name', 'ort-b', ORT, ...args], {}, flags).done,
+      service.startJob(['--name', 'ort-plain', '--no-adapters', ORT, ...args], {}, flags).done,
+    ]);
+    for (const run of [a, b, plain]) {
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      expect(finalOf(run.stdout).checksum).toBe(finalOf(local.stdout).checksum);
+    }
+    const jobs = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name.startsWith('ort-'));
+      return ours.length === 3 && ours.every((j) => j.finishedAt) && ours;
+    });
+    const state = (name: string) => jobs.find((j) => j.name === name).memory.stateBytes;
+    for (const job of jobs) expect(job).toMatchObject({ state: 'done', gpuErrors: { count: 0, first: null } });
+    // The conv net's weights are a few KiB; ORT's caches, kept without the adapter, are several times its state.
+    expect(state('ort-a')).toBeLessThan(64 * 1024);
+    expect(state('ort-b')).toBeLessThan(64 * 1024);
+    expect(state('ort-plain')).toBeGreaterThan(2 * state('ort-a'));
+    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+  }, 180_000);
 });
