@@ -7,8 +7,8 @@
  *
  * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR]`, NAME one of
  * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), switch (E4), overhead (E5),
- * iteration, upload, call-path. The experiments on the zoo's framework jobs draw
- * their figures into docs/ (with `--quick`, into bench/results/figures/; `--figures
+ * iteration, upload, call-path, paging (the cost of a switch that pages). The
+ * experiments on the zoo's framework jobs draw their figures into docs/ (with `--quick`, into bench/results/figures/; `--figures
  * DIR` says where). `--quick` runs fewer
  * samples, and only the evaluation's experiments unless `--only` says otherwise
  * (under 10 minutes on 2 cores). Needs `npm run build` (the bench runs the
@@ -27,6 +27,7 @@ import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
 import { benchIterationTime } from './iterationTime.js';
 import { benchUpload } from './uploadThroughput.js';
 import { benchCallPath } from './callPath.js';
+import { benchPagingCost, PAGING_DEFAULTS, PAGING_QUICK } from './pagingCost.js';
 import { benchZooJct, ZOO_JCT_QUICK } from './evaluation/jct.js';
 import { benchZooSweep, ZOO_SWEEP_QUICK } from './evaluation/sweep.js';
 import { benchZooInference, ZOO_INFERENCE_QUICK } from './evaluation/inference.js';
@@ -47,6 +48,7 @@ const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
   iteration: () => benchIterationTime(),
   upload: () => benchUpload(),
   'call-path': () => benchCallPath(),
+  paging: (quick) => benchPagingCost(quick ? PAGING_QUICK : PAGING_DEFAULTS),
 };
 
 /** What `--quick` runs without `--only`: the experiments of issue 10 (their rows go into the summary). */
