@@ -21,6 +21,16 @@ function Field({ label, children, title }: { label: string; children: ReactNode;
   );
 }
 
+/** A measured byte count, rounded with the exact figure beside it; '—' where the service did not say. */
+function BytesField({ label, bytes }: { label: string; bytes: number | undefined }): ReactElement {
+  if (bytes === undefined) return <Field label={label}>—</Field>;
+  return (
+    <Field label={label} title={formatBytesExact(bytes)}>
+      {formatBytes(bytes)} <span className="muted exact">{formatBytesExact(bytes)}</span>
+    </Field>
+  );
+}
+
 function Details({ job }: { job: JobInfo }): ReactElement {
   const share = progressShare(job);
   const { done, total } = job.iterations;
@@ -39,6 +49,10 @@ function Details({ job }: { job: JobInfo }): ReactElement {
       <Field label="Ephemeral peak" title={formatBytesExact(job.memory.ephemeralPeakBytes)}>
         {formatBytes(job.memory.ephemeralPeakBytes)} <span className="muted exact">{formatBytesExact(job.memory.ephemeralPeakBytes)}</span>
       </Field>
+      <BytesField label="State between iterations" bytes={job.memory.stateBytes} />
+      <BytesField label="Paged out to host memory" bytes={job.memory.pagedOutBytes} />
+      <BytesField label="Working set (last iteration)" bytes={job.memory.workingSetBytes} />
+      <BytesField label="Of it, live-in" bytes={job.memory.liveInBytes} />
       <Field label="Lane">{job.lane ?? '—'}</Field>
       <Field label="GPU time">{formatDuration(job.attainedMs)}</Field>
       <Field label="Time waiting">{formatDuration(job.queuedMs)}</Field>
