@@ -20,6 +20,8 @@ import { readHistoryOffline } from '../history/offline.js';
 import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+import { parseSubmitArgs, submitJob } from '../cluster/submit.js';
+import { cancelSlurmJob, formatClusterJobs, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
 
 const USAGE = `usage: salus <command> [options]
 
@@ -33,7 +35,15 @@ const USAGE = `usage: salus <command> [options]
         [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
                           run FILE (an ES module) as a job on the service;
                           --no-adapters: do not report TF.js's pooled buffers
+  submit FILE [--slurm] [--partition P] [--time T] [--output PATH] [--name N]
+        [--priority P] [--iterations N] [--persistent SIZE] [--ephemeral SIZE]
+        [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
+                          hand FILE to Slurm (sbatch), which picks a node; it runs
+                          there under salus run on the node's service (--socket: its
+                          path there, %n the node's name); prints Slurm's job id.
+                          Without --slurm and Slurm, the local service runs it
   jobs [--json]           the job table (with the newest jobs of earlier runs)
+  jobs --cluster [--json] the cluster's Salus jobs, from Slurm (see docs/slurm.md)
   history [--json] [--state S[,S]] [--name GLOB] [--since DURATION] [--limit N] [--data-dir DIR]
                           recorded jobs of every run, newest first (DURATION: 90s, 30m, 2h, 7d);
                           with no service running, read from the data folder
@@ -48,6 +58,7 @@ const USAGE = `usage: salus <command> [options]
                           replay a trace of jobs (CSV or JSON) in virtual time under
                           each policy (all five by default); see docs/simulator.md
   kill ID | pause ID | resume ID
+                          (kill slurm:ID, or a number: scancel that Slurm job)
   priority ID VALUE       change a job's priority
 
 SIZE is bytes or a number with KiB, MiB, GiB. The socket defaults to $SALUS_SOCKET,
@@ -55,6 +66,15 @@ else $XDG_RUNTIME_DIR/salus/salus.sock; clients use the desktop app's service
 ($XDG_RUNTIME_DIR/salus/desktop.sock) when only that one is running.`;
 
 class UsageError extends Error {}
+
+/** `parse()`'s result; what it throws becomes a UsageError (its message, then the usage). */
+function parsed<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
 
 /**
  * Exits with `code` once stdout and stderr have handed all that was written to
@@ -143,10 +163,20 @@ async function main(argv: string[]): Promise<number> {
         },
       });
     }
+    case 'submit': {
+      const request = parsed(() => parseSubmitArgs(rest));
+      const submitted = await submitJob(request, async (hints) => (await control<{ jobId: string }>(
+        request.socket, 'launchJob', { file: request.file, name: request.name, args: request.args, hints })).jobId);
+      if (submitted.script !== undefined) process.stdout.write(submitted.script);
+      else process.stdout.write(`${submitted.jobId}\n`);
+      if (submitted.gres) process.stderr.write(`salus: ${request.print ? 'would ask' : `Slurm job ${submitted.jobId} asks`} for --gres=${submitted.gres} (${submitted.reason})\n`);
+      return 0;
+    }
     case 'jobs':
     case 'memory': {
-      const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' }, socket: { type: 'string' } } });
-      if (command === 'jobs') print(Boolean(values.json), await control<JobInfo[]>(values.socket, 'jobs'), formatJobs);
+      const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' }, socket: { type: 'string' }, cluster: { type: 'boolean' } } });
+      if (values.cluster && command === 'jobs') print(Boolean(values.json), await listClusterJobs(), formatClusterJobs);
+      else if (command === 'jobs') print(Boolean(values.json), await control<JobInfo[]>(values.socket, 'jobs'), formatJobs);
       else print(Boolean(values.json), await control<MemoryMap>(values.socket, 'memory'), formatMemory);
       return 0;
     }
@@ -211,12 +241,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'simulate': {
-      let request;
-      try {
-        request = parseSimulateArgs(rest);
-      } catch (error) {
-        throw new UsageError((error as Error).message);
-      }
+      const request = parsed(() => parseSimulateArgs(rest));
       process.stdout.write(`${formatSimulation(runSimulation(request), request)}\n`);
       return 0;
     }
@@ -225,6 +250,12 @@ async function main(argv: string[]): Promise<number> {
     case 'resume': {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { socket: { type: 'string' } } });
       if (positionals.length !== 1) throw new UsageError(`salus ${command} needs one job ID (see \`salus jobs\`)`);
+      const slurmJobId = command === 'kill' ? slurmJobIdOf(positionals[0]) : null;
+      if (slurmJobId !== null) {
+        await cancelSlurmJob(slurmJobId);
+        process.stdout.write(`Slurm job ${slurmJobId} cancelled\n`);
+        return 0;
+      }
       await control(values.socket, `${command}Job`, positionals[0]);
       process.stdout.write(`${positionals[0]} ${command === 'kill' ? 'killed' : command === 'pause' ? 'paused' : 'resumed'}\n`);
       return 0;

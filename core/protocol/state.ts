@@ -169,6 +169,8 @@ export interface GpuInfo {
 /** Everything the panel needs at once; events carry updates of its parts. */
 export interface ServiceSnapshot {
   version: string;
+  /** The machine the service runs on: Slurm's node name there, else the host name (core/cluster/nodeName.ts). */
+  node?: string;
   gpu: GpuInfo;
   jobs: JobInfo[];
   memory: MemoryMap;

@@ -18,6 +18,7 @@ import type { OpenedGpu } from '../executor/gpu.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import { isRequestId } from '../protocol/commands.js';
+import { nodeName } from '../cluster/nodeName.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
@@ -301,6 +302,7 @@ export class SalusService extends EventEmitter {
   snapshot(): ServiceSnapshot {
     return {
       version: SERVICE_VERSION,
+      node: nodeName(),
       gpu: this.options.gpu.info,
       jobs: this.jobInfos(),
       memory: this.memoryMap(),

@@ -43,6 +43,8 @@ export interface SlurmClusterOptions {
   shards?: number;
   /** Each node's GPU memory, as the node feature `gpumem_SIZE` (e.g. '4GiB'). */
   gpuMemory?: string;
+  /** Also a partition of each node alone, named after it (`--partition node1` picks that node). */
+  partitionPerNode?: boolean;
 }
 
 export interface SlurmCluster {
@@ -130,6 +132,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'SchedulerParameters=sched_interval=1',
     ...nodes.map((name, i) => `NodeName=${name} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[i]} CPUs=2 RealMemory=1000 Gres=${gres}${features} State=UNKNOWN`),
     'PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
+    ...(options.partitionPerNode ? nodes.map((name) => `PartitionName=${name} Nodes=${name} MaxTime=INFINITE State=UP`) : []),
     '',
   ].join('\n'));
   writeFileSync(join(dir, 'gres.conf'), `Name=gpu File=/dev/null\n${options.shards ? `Name=shard Count=${options.shards}\n` : ''}`);
@@ -169,7 +172,8 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     for (const name of nodes) start('slurmd', ['-D', '-N', name], `slurmd-${name}.out`);
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const states = run('sinfo', ['-h', '-N', '-o', '%N %t']).stdout.trim().split('\n').filter(Boolean);
+      // One line per node and partition.
+      const states = [...new Set(run('sinfo', ['-h', '-N', '-o', '%N %t']).stdout.trim().split('\n').filter(Boolean))];
       if (states.length === nodes.length && states.every((line) => /\sidle$/.test(line))) break;
       const dead = children.find((child) => child.exitCode !== null);
       if (dead || Date.now() > deadline) {

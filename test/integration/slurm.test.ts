@@ -1,0 +1,158 @@
+/**
+ * Slurm places jobs, Salus shares each node's GPU (issue 12), for real: a
+ * two-node Slurm cluster on this machine (test/helpers/slurmCluster.ts), a
+ * `salus serve` per node, and jobs handed to Slurm with `salus submit --slurm`.
+ * Two jobs share node1's service at the same time and compute what the same job
+ * computes alone; a third lands on node2 through a per-node socket pattern; a
+ * job that finds no service fails at once, naming the node and the socket; and
+ * `salus jobs --cluster` and `salus kill slurm:ID` go through Slurm. Skipped only
+ * where Slurm's programs are not installed (CI installs them: .ci/run).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../helpers/slurmCluster.js';
+import { lastJson, ROOT, SALUS_BIN, startService, type TestService } from '../helpers/service.js';
+import type { ClusterJob } from '../../core/cluster/clusterJobs.js';
+
+const WGSL = join(ROOT, 'assets', 'jobs', 'wgsl-train.js');
+// Long enough (a few seconds here) for two jobs Slurm starts together to overlap on the service.
+const JOB_ARGS = ['--iterations', '800', '--log-every', '400'];
+const missing = slurmMissing();
+if (missing) console.warn(`skipping the Slurm tests: ${missing}`);
+
+describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => {
+  let cluster: SlurmCluster;
+  let node1: TestService;
+  let node2: TestService;
+  let outDir: string;
+  let socketPattern: string;
+  const saved = { SLURM_CONF: process.env.SLURM_CONF, PATH: process.env.PATH };
+
+  beforeAll(async () => {
+    cluster = await startSlurmCluster({ nodes: ['node1', 'node2'], shards: 8, gpuMemory: '1GiB', partitionPerNode: true });
+    // The CLI the services' helpers spawn (and the jobs sbatch starts, which inherit its environment) talk to this cluster.
+    process.env.SLURM_CONF = cluster.env.SLURM_CONF;
+    process.env.PATH = cluster.env.PATH;
+    [node1, node2] = await Promise.all([
+      startService(['--memory', '256MiB'], { SLURMD_NODENAME: 'node1' }),
+      startService(['--memory', '256MiB'], { SLURMD_NODENAME: 'node2' }),
+    ]);
+    outDir = join(cluster.dir, 'out');
+    mkdirSync(join(cluster.dir, 'sockets'));
+    mkdirSync(outDir);
+    // A shared folder of each node's socket, as a site might keep them: salus-<node>.sock.
+    socketPattern = join(cluster.dir, 'sockets', 'salus-%n.sock');
+    symlinkSync(node1.socketPath, socketPattern.replace('%n', 'node1'));
+    symlinkSync(node2.socketPath, socketPattern.replace('%n', 'node2'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([node1?.stop(), node2?.stop()]);
+    await cluster?.stop();
+    Object.assign(process.env, saved);
+  });
+
+  /** `salus submit --slurm ARGS` through node1's CLI environment; resolves with Slurm's job id. */
+  async function submit(args: string[]): Promise<string> {
+    const result = await node1.cli(['submit', '--slurm', '--output', join(outDir, '%x-%j.out'), ...args]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\n$/);
+    return result.stdout.trim();
+  }
+
+  const output = (name: string, id: string) => readFileSync(join(outDir, `${name}-${id}.out`), 'utf8');
+
+  it('each service says its node', async () => {
+    const connection = await node2.control();
+    expect((await connection.call<{ node: string }>('snapshot')).node).toBe('node2');
+  });
+
+  it('runs two jobs on one node\'s service together, one on the other node, with the right results', async () => {
+    const hints = ['--persistent', '64KiB', '--ephemeral', '64KiB', '--iterations', '800'];
+    const submitted = await Promise.all([
+      submit(['--name', 'slurm-a', '--partition', 'node1', ...hints, WGSL, '--', ...JOB_ARGS]),
+      submit(['--name', 'slurm-b', '--partition', 'node1', ...hints, WGSL, '--', ...JOB_ARGS]),
+      submit(['--name', 'slurm-c', '--partition', 'node2', '--socket', socketPattern, WGSL, '--', ...JOB_ARGS]),
+    ]);
+    const [a, b, c] = submitted;
+    await cluster.waitIdle(60_000);
+
+    // node1's service ran a and b (found through SALUS_SOCKET, which sbatch carried over), at the same time.
+    const jobs1 = await node1.json<any[]>(['jobs']);
+    const [jobA, jobB] = ['slurm-a', 'slurm-b'].map((name) => jobs1.find((job) => job.name === name));
+    expect(jobA?.state, JSON.stringify(jobs1)).toBe('done');
+    expect(jobB?.state).toBe('done');
+    expect(jobA.iterations).toEqual({ done: 800, total: 800 });
+    expect(jobA.startedAt).toBeLessThan(jobB.finishedAt);
+    expect(jobB.startedAt).toBeLessThan(jobA.finishedAt);
+    expect(jobs1.some((job) => job.name === 'slurm-c')).toBe(false);
+    // node2's service ran c, through the socket pattern's %n.
+    const jobs2 = await node2.json<any[]>(['jobs']);
+    expect(jobs2.map((job) => [job.name, job.state])).toEqual([['slurm-c', 'done']]);
+
+    // The same job run directly on the service computes the same numbers.
+    const reference = lastJson((await node1.startJob([WGSL, '--', ...JOB_ARGS]).done).stdout).final;
+    for (const [name, id, node] of [['slurm-a', a, 'node1'], ['slurm-b', b, 'node1'], ['slurm-c', c, 'node2']]) {
+      const text = output(name, id);
+      expect(text).toContain(`salus: Slurm job ${id} on node ${node}`);
+      expect(lastJson(text).final, text).toEqual(reference);
+    }
+
+    // salus jobs --cluster: Slurm's view, with Slurm's ids and nodes.
+    const listed = await node1.json<ClusterJob[]>(['jobs', '--cluster']);
+    const rows = listed.filter((job) => submitted.includes(job.slurmJobId)).map((job) => [job.slurmJobId, job.name, job.node, job.state, job.exitCode]);
+    // Oldest first; the three were submitted at once, so in any order.
+    const expected = [[a, 'slurm-a', 'node1', 'COMPLETED', 0], [b, 'slurm-b', 'node1', 'COMPLETED', 0], [c, 'slurm-c', 'node2', 'COMPLETED', 0]];
+    expect(rows).toEqual(expected.sort((x, y) => Number(x[0]) - Number(y[0])));
+    const table = (await node1.cli(['jobs', '--cluster'])).stdout;
+    expect(table).toMatch(new RegExp(`^${a}\\s+slurm-a\\s+COMPLETED\\s+node1\\s`, 'm'));
+  }, 90_000);
+
+  it('a job that finds no service on its node fails at once, naming the node and the socket', async () => {
+    const started = Date.now();
+    const id = await submit(['--name', 'orphan', '--partition', 'node2', '--socket', join(cluster.dir, 'none', 'salus-%n.sock'), WGSL]);
+    await cluster.waitIdle(30_000);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const text = output('orphan', id);
+    expect(text).toContain(`salus: Slurm job ${id} on node node2, Salus service at ${join(cluster.dir, 'none', 'salus-node2.sock')}`);
+    expect(text).toContain(`no Salus service is listening at ${join(cluster.dir, 'none', 'salus-node2.sock')}`);
+    expect(text).toContain(`salus: Slurm job ${id} on node node2 failed (exit code 1)`);
+    const job = (await node1.json<ClusterJob[]>(['jobs', '--cluster'])).find((j) => j.slurmJobId === id);
+    expect([job?.state, job?.exitCode]).toEqual(['FAILED', 1]);
+  });
+
+  it('sizes the GPU share from the hints and refuses what fits no node', async () => {
+    // 1 GiB over 8 shards: 128 MiB a shard; 300 + 100 MiB need 4.
+    const printed = await node1.cli(['submit', '--slurm', '--print', '--persistent', '300MiB', '--ephemeral', '100MiB', WGSL]);
+    expect(printed.code, printed.stderr).toBe(0);
+    expect(printed.stdout).toContain('#SBATCH --gres=shard:4\n');
+    expect(printed.stdout).toContain('#SBATCH --comment=salus\n');
+    const tooBig = await node1.cli(['submit', '--slurm', '--persistent', '2GiB', WGSL]);
+    expect(tooBig.code).toBe(1);
+    expect(tooBig.stderr).toContain("salus: the job's hints (2 GiB of persistent + ephemeral memory) exceed the GPU of every node of the cluster (the largest: node1, 1 GiB)");
+    // sbatch's own refusal, relayed.
+    const refused = await node1.cli(['submit', '--slurm', '--time', 'soon', WGSL]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^salus: sbatch failed \(exit code \d+\): sbatch: error: Invalid --time specification$/m);
+  });
+
+  it('salus kill slurm:ID cancels the Slurm job, and its job on the service ends', async () => {
+    const id = await submit(['--name', 'long', '--partition', 'node2', '--socket', socketPattern, WGSL, '--', '--iterations', '1000000']);
+    await node2.waitForJobs((jobs) => jobs.some((job) => job.name === 'long' && job.state === 'running'));
+    const killed = await node1.cli(['kill', `slurm:${id}`]);
+    expect(killed.code, killed.stderr).toBe(0);
+    expect(killed.stdout).toBe(`Slurm job ${id} cancelled\n`);
+    await cluster.waitIdle(30_000);
+    const job = (await node1.json<ClusterJob[]>(['jobs', '--cluster'])).find((j) => j.slurmJobId === id);
+    expect(job?.state).toBe('CANCELLED');
+    await node2.waitForJobs((jobs) => jobs.some((j) => j.name === 'long' && ['killed', 'failed', 'done'].includes(j.state)), 15_000);
+  });
+
+  it('without Slurm on PATH, --slurm says so', () => {
+    const result = spawnSync(process.execPath, [SALUS_BIN, 'submit', '--slurm', WGSL], { env: { ...process.env, PATH: '/nonexistent' }, encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('salus: Slurm not found (no `sbatch` on PATH): install slurm-client or drop --slurm\n');
+  });
+});

@@ -1,0 +1,72 @@
+/** Reading Slurm's node list and sizing a job's share of a node's GPU (core/cluster/slurmNodes.ts). */
+import { describe, expect, it } from 'vitest';
+import { gresRequest, parseGres, parseNodes } from '../../../core/cluster/slurmNodes.js';
+import { parseSqueueJson, slurmJobIdOf } from '../../../core/cluster/clusterJobs.js';
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+// `scontrol show node -o` of Slurm 22.05 (one line each; OS= holds spaces).
+const NODES = `NodeName=a1 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 AvailableFeatures=gpumem_80GiB,ib ActiveFeatures=gpumem_80GiB,ib Gres=gpu:a100:1(S:0-1),shard:a100:16 NodeAddr=10.0.0.1 OS=Linux 6.1 #1 SMP  State=IDLE Partitions=gpu,all
+NodeName=t1 AvailableFeatures=gpumem_16GiB Gres=gpu:1,shard:4 State=MIXED Partitions=small,all
+NodeName=c1 AvailableFeatures=(null) Gres=(null) State=IDLE Partitions=all
+`;
+
+describe('parseNodes', () => {
+  it('reads each node\'s GPUs, shards, GPU memory feature and partitions', () => {
+    expect(parseNodes(NODES)).toEqual([
+      { name: 'a1', partitions: ['gpu', 'all'], gpus: 1, shards: 16, gpuMemoryBytes: 80 * GiB, state: 'IDLE' },
+      { name: 't1', partitions: ['small', 'all'], gpus: 1, shards: 4, gpuMemoryBytes: 16 * GiB, state: 'MIXED' },
+      { name: 'c1', partitions: ['all'], gpus: 0, shards: 0, gpuMemoryBytes: null, state: 'IDLE' },
+    ]);
+    expect([...parseGres('gpu:tesla:2,gpu:a100:1,mps:200')]).toEqual([['gpu', 3], ['mps', 200]]);
+  });
+});
+
+describe('gresRequest', () => {
+  const nodes = parseNodes(NODES);
+
+  it('asks for enough shards on every node the job fits', () => {
+    // a1: 5 GiB a shard; t1: 4 GiB a shard. 9 GiB needs 2 on a1, 3 on t1: 3.
+    expect(gresRequest(nodes, 9 * GiB).gres).toBe('shard:3');
+    // 20 GiB fits only a1: 4 shards there.
+    expect(gresRequest(nodes, 20 * GiB).gres).toBe('shard:4');
+    expect(gresRequest(nodes, 0).gres).toBe('shard:1');
+    expect(gresRequest(nodes, 100 * MiB, { partition: 'small' }).gres).toBe('shard:1');
+  });
+
+  it('asks for a whole GPU where no node has shards, and uses --gpu-memory for nodes that do not say', () => {
+    const plain = parseNodes('NodeName=n1 Gres=gpu:2 Partitions=p\nNodeName=n2 Gres=gpu:1,shard:8 Partitions=q\n');
+    expect(gresRequest(plain, GiB, { partition: 'p' }).gres).toBe('gpu:1');
+    expect(gresRequest(plain, 3 * GiB, { partition: 'q', gpuMemoryBytes: 8 * GiB }).gres).toBe('shard:3');
+    // Without any size known, nothing is refused: one shard.
+    expect(gresRequest(plain, 300 * GiB, { partition: 'q' }).gres).toBe('shard:1');
+  });
+
+  it('refuses, in the user\'s words, a job bigger than every GPU or a partition with none', () => {
+    expect(() => gresRequest(nodes, 100 * GiB)).toThrow("salus: the job's hints (100 GiB of persistent + ephemeral memory) exceed the GPU of every node of the cluster (the largest: a1, 80 GiB)");
+    expect(() => gresRequest(nodes, GiB, { partition: 'cpu' })).toThrow('salus: no node of partition cpu has a GPU in Slurm');
+  });
+});
+
+describe('cluster jobs', () => {
+  it('keeps the Salus jobs of squeue --json, with the exit code out of the wait status', () => {
+    const text = JSON.stringify({
+      jobs: [
+        { job_id: 7, name: 'train', comment: 'salus', user_name: 'ann', job_state: 'FAILED', nodes: 'n1', partition: 'gpu', submit_time: 100, start_time: 101, end_time: 105, exit_code: 768, standard_output: '/o/%j.out' },
+        { job_id: 8, name: 'other', comment: '', job_state: 'RUNNING' },
+        { job_id: 9, name: 'queued', comment: 'salus', user_name: 'ann', job_state: 'PENDING', nodes: '', partition: 'gpu', submit_time: 110, start_time: 0, end_time: 0, exit_code: 0 },
+      ],
+    });
+    expect(parseSqueueJson(text)).toEqual([
+      { slurmJobId: '7', name: 'train', user: 'ann', state: 'FAILED', node: 'n1', partition: 'gpu', submittedAt: 100_000, startedAt: 101_000, finishedAt: 105_000, exitCode: 3, output: '/o/%j.out' },
+      { slurmJobId: '9', name: 'queued', user: 'ann', state: 'PENDING', node: null, partition: 'gpu', submittedAt: 110_000, startedAt: null, finishedAt: null, exitCode: null, output: null },
+    ]);
+  });
+
+  it('routes slurm:ID and plain numbers to Slurm, Salus ids to the service', () => {
+    expect(slurmJobIdOf('slurm:42')).toBe('42');
+    expect(slurmJobIdOf('42')).toBe('42');
+    expect(slurmJobIdOf('job-3')).toBeNull();
+  });
+});
