@@ -150,9 +150,15 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     await node2.waitForJobs((jobs) => jobs.some((j) => j.name === 'long' && ['killed', 'failed', 'done'].includes(j.state)), 15_000);
   });
 
-  it('without Slurm on PATH, --slurm says so', () => {
-    const result = spawnSync(process.execPath, [SALUS_BIN, 'submit', '--slurm', WGSL], { env: { ...process.env, PATH: '/nonexistent' }, encoding: 'utf8' });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toBe('salus: Slurm not found (no `sbatch` on PATH): install slurm-client or drop --slurm\n');
+  it('without Slurm on PATH, --slurm says so; without --slurm, the local service runs the job', async () => {
+    const env = { ...process.env, PATH: '/nonexistent', SALUS_SOCKET: node1.socketPath };
+    const refused = spawnSync(process.execPath, [SALUS_BIN, 'submit', '--slurm', WGSL], { env, encoding: 'utf8' });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toBe('salus: Slurm not found (no `sbatch` on PATH): install slurm-client or drop --slurm\n');
+    const local = spawnSync(process.execPath, [SALUS_BIN, 'submit', '--name', 'no-slurm', WGSL, '--', '--iterations', '20'], { env, encoding: 'utf8' });
+    expect(local.status, local.stderr).toBe(0);
+    const jobId = local.stdout.trim();
+    expect(jobId).toMatch(/^job-\d+$/);
+    await node1.waitForJobs((jobs) => jobs.some((job) => job.id === jobId && job.name === 'no-slurm' && job.state === 'done'));
   });
 });
