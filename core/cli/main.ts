@@ -22,6 +22,7 @@ import type { HistoryEntry } from '../protocol/history.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 import { parseSubmitArgs, submitJob } from '../cluster/submit.js';
 import { cancelSlurmJob, formatClusterJobs, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
+import { clusterMemory, formatClusterMemory } from '../cluster/nodeMemory.js';
 
 const USAGE = `usage: salus <command> [options]
 
@@ -51,6 +52,9 @@ const USAGE = `usage: salus <command> [options]
                           those jobs as a trace for salus simulate
   logs ID [--follow]      a job's output (stdout and stderr), live with --follow
   memory [--json]         the memory map
+  memory --cluster --socket PATTERN [--json]
+                          each GPU node's memory map, from its service at PATTERN
+                          (%n: the node's name) where this machine reaches it
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
   simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]...
@@ -176,6 +180,7 @@ async function main(argv: string[]): Promise<number> {
     case 'memory': {
       const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean' }, socket: { type: 'string' }, cluster: { type: 'boolean' } } });
       if (values.cluster && command === 'jobs') print(Boolean(values.json), await listClusterJobs(), formatClusterJobs);
+      else if (values.cluster) print(Boolean(values.json), await clusterMemory(values.socket ?? ''), formatClusterMemory);
       else if (command === 'jobs') print(Boolean(values.json), await control<JobInfo[]>(values.socket, 'jobs'), formatJobs);
       else print(Boolean(values.json), await control<MemoryMap>(values.socket, 'memory'), formatMemory);
       return 0;

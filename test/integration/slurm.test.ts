@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../helpers/slurmCluster.js';
 import { lastJson, ROOT, SALUS_BIN, startService, type TestService } from '../helpers/service.js';
 import type { ClusterJob } from '../../core/cluster/clusterJobs.js';
+import type { NodeMemory } from '../../core/cluster/nodeMemory.js';
 
 const WGSL = join(ROOT, 'assets', 'jobs', 'wgsl-train.js');
 // Long enough (a few seconds here) for two jobs Slurm starts together to overlap on the service.
@@ -109,6 +110,20 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     const table = (await node1.cli(['jobs', '--cluster'])).stdout;
     expect(table).toMatch(new RegExp(`^${a}\\s+slurm-a\\s+COMPLETED\\s+node1\\s`, 'm'));
   }, 90_000);
+
+  it('salus memory --cluster reads each node\'s memory map from its service, and says which it cannot reach', async () => {
+    const maps = await node1.json<NodeMemory[]>(['memory', '--cluster', '--socket', socketPattern]);
+    expect(maps.map((entry) => [entry.node, entry.serviceNode, entry.memory?.capacityBytes, entry.error])).toEqual([
+      ['node1', 'node1', 256 * 1024 * 1024, null], ['node2', 'node2', 256 * 1024 * 1024, null],
+    ]);
+    // Only node1's socket where this pattern looks.
+    mkdirSync(join(cluster.dir, 'some'));
+    symlinkSync(node1.socketPath, join(cluster.dir, 'some', 'node1.sock'));
+    const text = await node1.cli(['memory', '--cluster', '--socket', join(cluster.dir, 'some', '%n.sock')]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^node1: .* of 256 MiB used/m);
+    expect(text.stdout).toContain(`node2: no Salus service is listening at ${join(cluster.dir, 'some', 'node2.sock')}`);
+  });
 
   it('a job that finds no service on its node fails at once, naming the node and the socket', async () => {
     const started = Date.now();
