@@ -68,10 +68,10 @@ export function parseSqueueText(text: string): ClusterJob[] {
 export async function listClusterJobs(): Promise<ClusterJob[]> {
   let jobs: ClusterJob[];
   try {
-    jobs = parseSqueueJson(await runSlurm('squeue', ['--json']));
+    jobs = parseSqueueJson(await runSlurm('squeue', ['--json'], { query: true }));
   } catch (error) {
     if (!(error instanceof SlurmCommandError) || !/unrecognized|invalid option|unknown option/i.test(error.stderr)) throw error;
-    jobs = parseSqueueText(await runSlurm('squeue', ['-h', '-t', 'all', '-o', SQUEUE_FORMAT]));
+    jobs = parseSqueueText(await runSlurm('squeue', ['-h', '-t', 'all', '-o', SQUEUE_FORMAT], { query: true }));
   }
   return jobs.sort((a, b) => Number(a.slurmJobId) - Number(b.slurmJobId));
 }

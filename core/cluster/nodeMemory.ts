@@ -53,7 +53,7 @@ export async function clusterMemory(pattern: string, options: { partition?: stri
   if (!pattern.includes('%n')) {
     throw new Error('salus memory --cluster needs --socket PATTERN with %n for the node\'s name: where each node\'s service is reachable from here (see docs/slurm.md)');
   }
-  const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o']))
+  const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o'], { query: true }))
     .filter((node) => node.gpus > 0 && (!options.partition || node.partitions.includes(options.partition)));
   return Promise.all(nodes.map((node) => readNode(node.name, nodeSocketPath(pattern, node.name), options.timeoutMs ?? 5000)));
 }

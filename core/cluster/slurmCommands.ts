@@ -37,11 +37,33 @@ export function findOnPath(program: string, env: NodeJS.ProcessEnv = process.env
   return null;
 }
 
+/** What a busy or restarting slurmctld answers; a query asked again a second later usually gets through. */
+const TRANSIENT = /timed out|Unable to contact slurm controller|Connection refused|Zero Bytes were transmitted|Resource temporarily unavailable/i;
+
+export interface RunSlurmOptions {
+  input?: string;
+  timeoutMs?: number;
+  notFoundHint?: string;
+  /** A query that changes nothing: asked again (twice, a second apart) when the controller is busy. */
+  query?: boolean;
+}
+
 /**
  * Runs a Slurm command to its end and resolves with its stdout. Rejects with
  * SlurmNotFoundError when it is not installed, SlurmCommandError when it fails.
  */
-export function runSlurm(program: string, args: string[], options: { input?: string; timeoutMs?: number; notFoundHint?: string } = {}): Promise<string> {
+export async function runSlurm(program: string, args: string[], options: RunSlurmOptions = {}): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await runOnce(program, args, options);
+    } catch (error) {
+      if (!options.query || attempt >= 2 || !(error instanceof SlurmCommandError) || !TRANSIENT.test(error.stderr)) throw error;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+function runOnce(program: string, args: string[], options: RunSlurmOptions): Promise<string> {
   const path = findOnPath(program);
   if (!path) return Promise.reject(new SlurmNotFoundError(program, options.notFoundHint));
   return new Promise((resolveRun, reject) => {

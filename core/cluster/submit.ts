@@ -105,7 +105,7 @@ export async function slurmScript(request: SubmitRequest): Promise<{ script: str
   let gres = request.gres;
   let reason = 'given with --gres';
   if (!gres) {
-    const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o']));
+    const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o'], { query: true }));
     const needBytes = (request.hints.persistentBytes ?? 0) + (request.hints.ephemeralBytes ?? 0);
     ({ gres, reason } = gresRequest(nodes, needBytes, { partition: request.partition, gpuMemoryBytes: request.gpuMemoryBytes }));
   }

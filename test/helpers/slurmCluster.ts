@@ -45,6 +45,8 @@ export interface SlurmClusterOptions {
   gpuMemory?: string;
   /** Also a partition of each node alone, named after it (`--partition node1` picks that node). */
   partitionPerNode?: boolean;
+  /** slurm.conf's `Prolog=`: a script slurmd runs as root on a node before each job there. */
+  prolog?: string;
 }
 
 export interface SlurmCluster {
@@ -126,10 +128,12 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'JobCompType=jobcomp/filetxt',
     `JobCompLoc=${join(dir, 'log', 'jobcomp.txt')}`,
     'MpiDefault=none',
+    ...(options.prolog ? [`Prolog=${options.prolog}`] : []),
     'ReturnToService=2',
     // Finished jobs stay in squeue for 5 minutes; the scheduler looks every second.
     'MinJobAge=300',
     'SchedulerParameters=sched_interval=1',
+    'MessageTimeout=30',
     ...nodes.map((name, i) => `NodeName=${name} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[i]} CPUs=2 RealMemory=1000 Gres=${gres}${features} State=UNKNOWN`),
     'PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
     ...(options.partitionPerNode ? nodes.map((name) => `PartitionName=${name} Nodes=${name} MaxTime=INFINITE State=UP`) : []),
@@ -195,7 +199,10 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     stop,
     async waitIdle(timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
-      while (run('squeue', ['-h', '-t', 'PENDING,RUNNING,COMPLETING,CONFIGURING', '-o', '%i']).stdout.trim()) {
+      for (;;) {
+        const queued = run('squeue', ['-h', '-t', 'PENDING,RUNNING,COMPLETING,CONFIGURING', '-o', '%i']);
+        // A busy controller may not answer: that is not an empty queue.
+        if (queued.status === 0 && !queued.stdout.trim()) return;
         if (Date.now() > deadline) throw new Error(`Slurm jobs still queued after ${timeoutMs} ms:\n${run('squeue', []).stdout}`);
         await sleep(200);
       }

@@ -9,7 +9,8 @@
  * where Slurm's programs are not installed (CI installs them: .ci/run).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../helpers/slurmCluster.js';
@@ -176,4 +177,61 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     expect(jobId).toMatch(/^job-\d+$/);
     await node1.waitForJobs((jobs) => jobs.some((job) => job.id === jobId && job.name === 'no-slurm' && job.state === 'done'));
   });
+});
+
+describe.skipIf(missing !== null)('the Slurm prolog of docs/slurm.md (assets/slurm/prolog.sh)', () => {
+  let cluster: SlurmCluster;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salus-prolog-'));
+    chmodSync(dir, 0o755);
+    // What a site puts in /etc/default/salus-slurm, here beside the prolog.
+    const prolog = join(dir, 'prolog.sh');
+    writeFileSync(prolog, `#!/bin/bash
+export SALUS_COMMAND='${process.execPath} ${SALUS_BIN}' SALUS_RUN_DIR='${join(dir, 'run')}'
+export SALUS_SERVE_FLAGS='--memory 256MiB --data-dir ${join(dir, 'data')}'
+exec '${join(ROOT, 'assets', 'slurm', 'prolog.sh')}'
+`, { mode: 0o755 });
+    cluster = await startSlurmCluster({ nodes: ['gpu1'], shards: 4, prolog });
+    env = { ...cluster.env, SALUS_SOCKET: '' };
+  }, 60_000);
+
+  afterAll(async () => {
+    // The service the prolog started (its pid beside its socket).
+    const pidFile = join(dir, 'run', userInfo().username, 'service.pid');
+    if (existsSync(pidFile)) {
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      try {
+        process.kill(pid, 'SIGTERM');
+        for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 50));
+      } catch {
+        // Already gone.
+      }
+    }
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts the job user\'s service on the node, once, for two jobs that arrive together', async () => {
+    const socket = join(dir, 'run', '%u', 'salus.sock');
+    const submit = (name: string) => {
+      const result = spawnSync(process.execPath, [SALUS_BIN, 'submit', '--slurm', '--name', name, '--socket', socket, '--output', join(dir, '%x-%j.out'),
+        WGSL, '--', '--iterations', '50'], { env, encoding: 'utf8' });
+      expect(result.status, result.stderr).toBe(0);
+      return result.stdout.trim();
+    };
+    const ids = [submit('prolog-a'), submit('prolog-b')];
+    await cluster.waitIdle(60_000);
+    for (const [name, id] of [['prolog-a', ids[0]], ['prolog-b', ids[1]]]) {
+      const text = readFileSync(join(dir, `${name}-${id}.out`), 'utf8');
+      expect(text).toContain(`on node gpu1, Salus service at ${join(dir, 'run', userInfo().username, 'salus.sock')}`);
+      expect(lastJson(text).final.checksum, text).toBeTypeOf('number');
+    }
+    const serviceSocket = join(dir, 'run', userInfo().username, 'salus.sock');
+    const jobs = spawnSync(process.execPath, [SALUS_BIN, 'jobs', '--json', '--socket', serviceSocket], { env, encoding: 'utf8' });
+    expect(jobs.status, jobs.stderr).toBe(0);
+    expect(JSON.parse(jobs.stdout).map((job: any) => [job.name, job.state]).sort()).toEqual([['prolog-a', 'done'], ['prolog-b', 'done']]);
+  }, 90_000);
 });
