@@ -56,6 +56,10 @@ export interface SalusProcess {
   /** Its stdout lines so far (the same array `done` gives at the end). */
   lines: readonly OutputLine[];
   done: Promise<SalusRun>;
+  /** Whether it has exited. */
+  exited(): boolean;
+  /** Signals it (`salus run` passes SIGTERM and SIGINT on to its job); false if it already exited. */
+  kill(signal?: NodeJS.Signals): boolean;
 }
 
 /** Environment for every child: a private runtime dir (SwiftShader warns without one). */
@@ -79,6 +83,7 @@ export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, node
   const lines: OutputLine[] = [];
   let partial = '';
   let stderr = '';
+  let exited = false;
   child.stdout.on('data', (chunk: Buffer) => {
     const receivedAt = nowMs();
     const parts = (partial + chunk.toString()).split('\n');
@@ -87,8 +92,12 @@ export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, node
   });
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
   const done = new Promise<SalusRun>((resolve, reject) => {
-    child.on('error', reject);
+    child.on('error', (error) => {
+      exited = true;
+      reject(error);
+    });
     child.on('close', (code) => {
+      exited = true;
       if (partial) lines.push({ receivedAt: nowMs(), text: partial, json: parseJson(partial) });
       resolve({
         code, spawnedAt, lines, stderr,
@@ -96,7 +105,11 @@ export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, node
       });
     });
   });
-  return { pid: child.pid, lines, done };
+  return {
+    pid: child.pid, lines, done,
+    exited: () => exited,
+    kill: (signal = 'SIGTERM') => !exited && child.kill(signal),
+  };
 }
 
 function parseJson(text: string): Record<string, any> | null {

@@ -15,8 +15,8 @@
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectSuccess, startService, type OutputLine, type SalusRun } from './harness.js';
-import { gpuOf, jobsOf, startSampler, waitFor, type Sample } from './paper/common.js';
+import { expectSuccess, startService, type OutputLine, type SalusProcess, type SalusRun } from './harness.js';
+import { gpuOf, jobsOf, sleep, startSampler, waitFor, type Sample } from './paper/common.js';
 import type { GpuInfo, JobInfo } from '../core/protocol/state.js';
 import type { PolicyParams } from '../core/scheduler/policy.js';
 
@@ -49,6 +49,10 @@ export interface TraceRunOptions {
   sampleEveryMs?: number;
   /** Time between the last job's readiness and the trace's t0. */
   leadMs?: number;
+  /** How long the jobs may run after t0 before the trace fails (default TRACE_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Fail the trace as soon as a job raises a GPU error none of its error scopes captured (e.g. out of memory). */
+  failOnGpuErrors?: boolean;
 }
 
 /** A finished trace run: t0, each job's process and final `salus jobs` entry (trace order), samples. */
@@ -60,44 +64,100 @@ export interface TraceRunResult {
   samples: Sample[];
 }
 
-/** Runs `trace` on a fresh service; throws if a job fails or does not end `done`. */
+/** How long a trace may run after t0 unless `timeoutMs` says otherwise. */
+export const TRACE_TIMEOUT_MS = 300_000;
+
+/** A job's last stdout lines, for a failure message. */
+function tailOf(lines: readonly OutputLine[], count = 3): string {
+  return lines.slice(-count).map((line) => `    ${line.text.slice(0, 300)}`).join('\n') || '    (no output)';
+}
+
+/**
+ * Runs `trace` on a fresh service. Throws, never hangs, when a job exits non-zero, ends other than `done`,
+ * raises an uncaptured GPU error (with `failOnGpuErrors`), or the trace outlives `timeoutMs`: the message
+ * names the job(s), their last lines and the service's; every job process still alive is then stopped
+ * (SIGTERM, which `salus run` passes on to its job, then SIGKILL).
+ */
 export async function runTrace(trace: readonly TraceEntry[], options: TraceRunOptions): Promise<TraceRunResult> {
   const service = await startService(options.serveArgs);
   const dir = mkdtempSync(join(tmpdir(), 'salus-trace-'));
   const startFile = join(dir, 'start');
+  const processes: SalusProcess[] = [];
+  let sampler: ReturnType<typeof startSampler> | null = null;
+  let watching = true;
   try {
     const gpu = await gpuOf(service);
     if (options.params) await service.call('setPolicyParams', options.params);
     const runs: Promise<SalusRun>[] = [];
     const lines: (readonly OutputLine[])[] = [];
+    // The first job to fail, as soon as it does: every wait below gives up on it.
+    let failure: Error | null = null;
+    let failed: (error: Error) => void = () => {};
+    const failedEarly = new Promise<never>((_, reject) => {
+      failed = (error) => {
+        failure ??= error;
+        reject(failure);
+      };
+    });
+    failedEarly.catch(() => {});
+    const orFail = async <T>(work: Promise<T>): Promise<T> => Promise.race([work, failedEarly]);
+    const check = async <T>(poll: () => Promise<T | null>) => {
+      if (failure) throw failure;
+      return poll();
+    };
     for (const job of trace) {
       const launch = job.launch(startFile);
       const process = service.run(launch.file, launch.jobArgs, ['--name', job.name, ...launch.salusArgs], launch.nodeFlags);
+      processes.push(process);
       lines.push(process.lines);
       const done = process.done.then((run) => expectSuccess(run, job.name));
-      // Failures surface from Promise.all below; one before it must not crash the bench.
-      done.catch(() => {});
+      done.catch((error: unknown) => failed(error instanceof Error ? error : new Error(String(error))));
       runs.push(done);
       // One at a time: admission (and so FIFO's order) follows the trace's.
-      await waitFor(async () => ((await jobsOf(service)).some((info) => info.name === job.name && info.state === 'running') ? true : null),
+      await waitFor(() => check(async () => ((await jobsOf(service)).some((info) => info.name === job.name && info.state === 'running') ? true : null)),
         90_000, `${job.name} to be admitted`, 50);
     }
     if (options.ready) {
       const ready = options.ready;
-      await waitFor(async () => {
+      await waitFor(() => check(async () => {
         const infos = await jobsOf(service);
         return trace.every((job, i) => {
           const info = infos.find((candidate) => candidate.name === job.name);
           return info !== undefined && ready(info, lines[i]);
         }) ? true : null;
-      }, 120_000, 'every trace job to be ready', 100);
+      }), 120_000, 'every trace job to be ready', 100);
     }
     const t0 = Date.now() + (options.leadMs ?? 1500);
     writeFileSync(`${startFile}.tmp`, String(t0));
     renameSync(`${startFile}.tmp`, startFile);
-    const sampler = startSampler(service, options.sampleEveryMs);
-    const finished = await Promise.all(runs);
+    sampler = startSampler(service, options.sampleEveryMs);
+    // While the jobs run: the deadline, and (if asked) GPU errors or a job that ended badly on the service's side.
+    const timeoutMs = options.timeoutMs ?? TRACE_TIMEOUT_MS;
+    void (async () => {
+      while (watching && !failure) {
+        await sleep(1000);
+        if (!watching) return;
+        const infos = await jobsOf(service).catch(() => [] as JobInfo[]);
+        const broken = infos.find((info) => trace.some((job) => job.name === info.name)
+          && (info.state === 'failed' || info.state === 'killed' || (options.failOnGpuErrors && (info.gpuErrors?.count ?? 0) > 0)));
+        if (broken) {
+          const first = broken.gpuErrors?.first;
+          failed(new Error(`bench: ${broken.name} ${broken.state === 'failed' || broken.state === 'killed' ? `${broken.state}: ${broken.error ?? ''}` : `raised ${broken.gpuErrors!.count} GPU error(s), the first ${first?.type}: ${first?.message}`}`
+            + `\n  its last lines:\n${tailOf(lines[trace.findIndex((job) => job.name === broken.name)])}`));
+          return;
+        }
+        if (Date.now() - t0 > timeoutMs) {
+          const waiting = trace.flatMap((job, i) => (processes[i].exited() ? [] : [`  ${job.name}, last lines:\n${tailOf(lines[i])}`]));
+          failed(new Error(`bench: the trace ran past its ${Math.round(timeoutMs / 1000)} s limit; ${waiting.length} job(s) had not finished:\n${waiting.join('\n')}`
+            + `\n--- salus serve (last lines)\n${service.log().slice(-1500)}`));
+          return;
+        }
+      }
+    })();
+    const finished = await orFail(Promise.all(runs));
+    watching = false;
     const samples = (await sampler.stop()).filter((s) => s.at >= t0);
+    sampler = null;
     const all = await jobsOf(service);
     const infos = trace.map((job) => {
       const info = all.find((candidate) => candidate.name === job.name);
@@ -106,11 +166,25 @@ export async function runTrace(trace: readonly TraceEntry[], options: TraceRunOp
     });
     return { t0, gpu, runs: finished, infos, samples };
   } finally {
+    watching = false;
+    await sampler?.stop();
     // Jobs still waiting for their arrival (the trace failed before it began) go now, and fail without a service.
     if (!existsSync(startFile)) writeFileSync(startFile, String(Date.now()));
+    await stopAll(processes);
     await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Stops every process still alive: SIGTERM, then SIGKILL for those alive 5 s later. */
+async function stopAll(processes: readonly SalusProcess[]): Promise<void> {
+  const alive = processes.filter((p) => !p.exited());
+  if (!alive.length) return;
+  for (const p of alive) p.kill('SIGTERM');
+  const settled = Promise.allSettled(alive.map((p) => p.done));
+  if (await Promise.race([settled.then(() => true), sleep(5000).then(() => false)])) return;
+  for (const p of alive) p.kill('SIGKILL');
+  await Promise.race([settled, sleep(2000)]);
 }
 
 /** JCT of each job (finishedAt − arrival), trace order. */

@@ -108,6 +108,8 @@ export interface Sample {
   laneBytes: number;
   /** What MPS-style sharing would reserve for the same admitted jobs: Σ (persistent + ephemeral peak). */
   mpsBytes: number;
+  /** Each admitted job's persistent bytes and ephemeral peak at this sample. */
+  jobs?: { name: string; persistentBytes: number; ephemeralPeakBytes: number }[];
 }
 
 /**
@@ -134,6 +136,7 @@ export function startSampler(service: BenchService, everyMs = 1000): { stop(): P
         persistentBytes: snapshot.memory.jobs.reduce((sum, j) => sum + j.persistentBytes, 0),
         laneBytes: snapshot.memory.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0),
         mpsBytes: admitted.reduce((sum, j) => sum + j.memory.persistentBytes + j.memory.ephemeralPeakBytes, 0),
+        jobs: admitted.map((j) => ({ name: j.name, persistentBytes: j.memory.persistentBytes, ephemeralPeakBytes: j.memory.ephemeralPeakBytes })),
       });
     } catch {
       // The service is busy or stopping: skip this sample.
