@@ -1,7 +1,9 @@
-/** Reading Slurm's node list and sizing a job's share of a node's GPU (core/cluster/slurmNodes.ts). */
+/** The pure parts of core/cluster: Slurm's node list and the GPU share a job asks for, squeue's output, and the sbatch script. */
 import { describe, expect, it } from 'vitest';
 import { gresRequest, parseGres, parseNodes } from '../../../core/cluster/slurmNodes.js';
-import { parseSqueueJson, slurmJobIdOf } from '../../../core/cluster/clusterJobs.js';
+import { parseSqueueJson, parseSqueueText, slurmJobIdOf } from '../../../core/cluster/clusterJobs.js';
+import { batchScript, shellWord } from '../../../core/cluster/batchScript.js';
+import { nodeSocketPath } from '../../../core/cluster/nodeMemory.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -64,9 +66,35 @@ describe('cluster jobs', () => {
     ]);
   });
 
+  it('reads squeue -o where --json is missing', () => {
+    expect(parseSqueueText('12|train|ann|RUNNING|n1|gpu|salus\n13|x|bob|PENDING||gpu|\n')).toEqual([
+      { slurmJobId: '12', name: 'train', user: 'ann', state: 'RUNNING', node: 'n1', partition: 'gpu', submittedAt: null, startedAt: null, finishedAt: null, exitCode: null, output: null },
+    ]);
+  });
+
   it('routes slurm:ID and plain numbers to Slurm, Salus ids to the service', () => {
     expect(slurmJobIdOf('slurm:42')).toBe('42');
     expect(slurmJobIdOf('42')).toBe('42');
     expect(slurmJobIdOf('job-3')).toBeNull();
+  });
+});
+
+describe('the sbatch script', () => {
+  const base = { file: '/data/my job.js', args: ["it's"], name: 'train', gres: 'shard:2', runFlags: ['--persistent', '2GiB'], nodePath: '/usr/bin/node', cliPath: '/opt/salus/bin/salus.js' };
+
+  it('quotes what bash would split, and fills %n and %u in the socket on the node', () => {
+    expect(shellWord("it's")).toBe("'it'\\''s'");
+    const script = batchScript({ ...base, socket: '/run/salus/%u/%n.sock', output: '/o/%x-%j.out' });
+    expect(script).toContain('#SBATCH --gres=shard:2\n#SBATCH --output=/o/%x-%j.out\n');
+    expect(script).toContain('socket="${socket//%n/$node}"');
+    expect(script).toContain(`"\${salus[@]}" run --socket "$socket" --name train --persistent 2GiB '/data/my job.js' -- 'it'\\''s'\n`);
+    expect(nodeSocketPath('/s/%u-%n.sock', 'gpu01', 'ann')).toBe('/s/ann-gpu01.sock');
+  });
+
+  it('leaves the socket to salus run when none is given', () => {
+    const script = batchScript(base);
+    expect(script).toContain('socket="${SALUS_SOCKET:-}"');
+    expect(script).toContain('"${salus[@]}" run --name train');
+    expect(script).not.toContain('#SBATCH --partition');
   });
 });
