@@ -2,12 +2,14 @@
  * `salus jobs --cluster` and `salus kill slurm:ID`: the Salus jobs Slurm knows
  * (those `salus submit` marked with its comment), from `squeue --json` where
  * the installed Slurm has it (21.08 and later), else from `squeue -o`; and
- * `scancel` for one of them. squeue shows a finished job for `MinJobAge`
+ * `scancel` for one of them; slurmrestd's API instead where one is configured
+ * (slurmRest.ts). squeue shows a finished job for `MinJobAge`
  * (300 s by default) after its end.
  */
 import { table } from '../cli/format.js';
 import { SLURM_COMMENT } from './batchScript.js';
 import { runSlurm, SlurmCommandError } from './slurmCommands.js';
+import { restCancel, restConfig, restJobsJson } from './slurmRest.js';
 
 /** One row of `salus jobs --cluster --json`. Times are epoch milliseconds; null until they happen. */
 export interface ClusterJob {
@@ -66,8 +68,10 @@ export function parseSqueueText(text: string): ClusterJob[] {
 
 /** The cluster's Salus jobs, oldest first. */
 export async function listClusterJobs(): Promise<ClusterJob[]> {
+  const rest = restConfig();
   let jobs: ClusterJob[];
-  try {
+  if (rest) jobs = parseSqueueJson(await restJobsJson(rest));
+  else try {
     jobs = parseSqueueJson(await runSlurm('squeue', ['--json'], { query: true }));
   } catch (error) {
     if (!(error instanceof SlurmCommandError) || !/unrecognized|invalid option|unknown option/i.test(error.stderr)) throw error;
@@ -94,5 +98,7 @@ export function slurmJobIdOf(id: string): string | null {
 
 /** Ends a Slurm job with `scancel`; Slurm's refusal is relayed. */
 export async function cancelSlurmJob(slurmJobId: string): Promise<void> {
-  await runSlurm('scancel', [slurmJobId], { notFoundHint: 'install slurm-client to end a Slurm job' });
+  const rest = restConfig();
+  if (rest) await restCancel(rest, slurmJobId);
+  else await runSlurm('scancel', [slurmJobId], { notFoundHint: 'install slurm-client to end a Slurm job' });
 }

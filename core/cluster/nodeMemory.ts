@@ -10,8 +10,7 @@ import { formatBytes } from '../memory/size.js';
 import { formatMemory } from '../cli/format.js';
 import { ServiceConnection } from '../client/connection.js';
 import type { MemoryMap, ServiceSnapshot } from '../protocol/state.js';
-import { parseNodes } from './slurmNodes.js';
-import { runSlurm } from './slurmCommands.js';
+import { listNodes } from './slurmRest.js';
 
 /** One node's entry of `salus memory --cluster --json`: its map, or why it could not be read. */
 export interface NodeMemory {
@@ -53,7 +52,7 @@ export async function clusterMemory(pattern: string, options: { partition?: stri
   if (!pattern.includes('%n')) {
     throw new Error('salus memory --cluster needs --socket PATTERN with %n for the node\'s name: where each node\'s service is reachable from here (see docs/slurm.md)');
   }
-  const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o'], { query: true }))
+  const nodes = (await listNodes())
     .filter((node) => node.gpus > 0 && (!options.partition || node.partitions.includes(options.partition)));
   return Promise.all(nodes.map((node) => readNode(node.name, nodeSocketPath(pattern, node.name), options.timeoutMs ?? 5000)));
 }

@@ -3,7 +3,8 @@
  * runs there under `salus run` on that node's Salus service (see batchScript.ts
  * and docs/slurm.md). Without `--slurm` and without Slurm's commands on PATH,
  * the job goes to this machine's own service instead, as the panel launches
- * one. Prints the job's id: Slurm's, or the service's.
+ * one. Prints the job's id: Slurm's, or the service's. Where slurmrestd is
+ * configured (`$SALUS_SLURMRESTD`), its REST API stands in for Slurm's commands.
  */
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -11,8 +12,9 @@ import { parseArgs } from 'node:util';
 import { parseSize } from '../memory/size.js';
 import { SALUS_CLI_PATH } from '../cli/installUnit.js';
 import type { JobHints } from '../protocol/state.js';
-import { batchScript } from './batchScript.js';
-import { gresRequest, parseNodes } from './slurmNodes.js';
+import { batchScript, SLURM_COMMENT } from './batchScript.js';
+import { gresRequest, type SlurmNode } from './slurmNodes.js';
+import { listNodes, restConfig, restSubmit } from './slurmRest.js';
 import { findOnPath, runSlurm, SlurmNotFoundError } from './slurmCommands.js';
 
 /** `salus submit`'s options, as parsed from its arguments. */
@@ -100,14 +102,13 @@ export function parseSubmitArgs(argv: string[]): SubmitRequest {
   };
 }
 
-/** The sbatch script for `request` and the gres it asks for (asks Slurm about its nodes unless `--gres` was given). */
-export async function slurmScript(request: SubmitRequest): Promise<{ script: string; gres: string; reason: string }> {
+/** The sbatch script for `request` and the gres it asks for, sized on `nodes` unless `--gres` was given. */
+export function slurmScript(request: SubmitRequest, nodes: SlurmNode[] | null): { script: string; gres: string; reason: string } {
   let gres = request.gres;
   let reason = 'given with --gres';
   if (!gres) {
-    const nodes = parseNodes(await runSlurm('scontrol', ['show', 'node', '-o'], { query: true }));
     const needBytes = (request.hints.persistentBytes ?? 0) + (request.hints.ephemeralBytes ?? 0);
-    ({ gres, reason } = gresRequest(nodes, needBytes, { partition: request.partition, gpuMemoryBytes: request.gpuMemoryBytes }));
+    ({ gres, reason } = gresRequest(nodes ?? [], needBytes, { partition: request.partition, gpuMemoryBytes: request.gpuMemoryBytes }));
   }
   const script = batchScript({
     file: request.file, args: request.args, name: request.name, gres, partition: request.partition, time: request.time,
@@ -117,19 +118,24 @@ export async function slurmScript(request: SubmitRequest): Promise<{ script: str
 }
 
 /**
- * Submits the job: to Slurm when `--slurm` or when sbatch is on PATH, else to
- * the local service through `launchLocal` (the control call `launchJob`).
- * With `print`, resolves with the script in `jobId`'s place and submits nothing.
+ * Submits the job: to Slurm through slurmrestd where one is configured
+ * (slurmRest.ts), else with sbatch when `--slurm` or when sbatch is on PATH,
+ * else to the local service through `launchLocal` (the control call
+ * `launchJob`). With `print`, resolves with the script and submits nothing.
  */
 export async function submitJob(request: SubmitRequest, launchLocal: (hints: JobHints) => Promise<string>): Promise<SubmitResult & { script?: string }> {
   if (!existsSync(request.file)) throw new Error(`salus: job file not found: ${request.file}`);
-  if (!findOnPath('sbatch')) {
+  const rest = restConfig();
+  if (!rest && !findOnPath('sbatch')) {
     if (request.slurm || request.print) throw new SlurmNotFoundError('sbatch', 'install slurm-client or drop --slurm');
     return { where: 'local', jobId: await launchLocal(request.hints) };
   }
-  const { script, gres, reason } = await slurmScript(request);
+  const nodes = request.gres ? null : await listNodes();
+  const { script, gres, reason } = slurmScript(request, nodes);
   if (request.print) return { where: 'slurm', jobId: '', gres, reason, script };
-  // --parsable prints "ID" or "ID;CLUSTER".
-  const jobId = (await runSlurm('sbatch', ['--parsable'], { input: script })).trim().split(';')[0];
+  const jobId = rest
+    ? await restSubmit(rest, script, { name: request.name, comment: SLURM_COMMENT, gres, partition: request.partition, time: request.time, output: request.output })
+    // --parsable prints "ID" or "ID;CLUSTER".
+    : (await runSlurm('sbatch', ['--parsable'], { input: script })).trim().split(';')[0];
   return { where: 'slurm', jobId, gres, reason };
 }

@@ -27,11 +27,11 @@ function searchPath(): string {
   return [process.env.PATH ?? '', '/usr/sbin', '/usr/local/sbin', '/sbin'].join(':');
 }
 
-/** Why no cluster can start here (a missing program), or null when it can. */
-export function slurmMissing(): string | null {
-  for (const program of [...DAEMONS, ...CLIENTS]) {
+/** Why no cluster can start here (a missing program), or null when it can; `programs`: those instead. */
+export function slurmMissing(programs = [...DAEMONS, ...CLIENTS]): string | null {
+  for (const program of programs) {
     const found = spawnSync('sh', ['-c', `command -v ${program}`], { env: { ...process.env, PATH: searchPath() } });
-    if (found.status !== 0) return `${program} is not installed (apt-get install slurm-wlm munge)`;
+    if (found.status !== 0) return `${program} is not installed (apt-get install ${program === 'slurmrestd' ? 'slurmrestd' : 'slurm-wlm munge'})`;
   }
   return null;
 }
@@ -47,6 +47,8 @@ export interface SlurmClusterOptions {
   partitionPerNode?: boolean;
   /** slurm.conf's `Prolog=`: a script slurmd runs as root on a node before each job there. */
   prolog?: string;
+  /** Also slurmrestd (as `nobody`, JWT authentication: `token()` makes one) at `restUrl`. */
+  rest?: boolean;
 }
 
 export interface SlurmCluster {
@@ -58,6 +60,10 @@ export interface SlurmCluster {
   run(program: string, args: string[], input?: string): { status: number | null; stdout: string; stderr: string };
   /** Waits until Slurm has no job of the cluster left in the queue (done ones age out later). */
   waitIdle(timeoutMs?: number): Promise<void>;
+  /** slurmrestd's URL, with `rest`. */
+  restUrl: string | null;
+  /** A JSON web token of this user for slurmrestd (`scontrol token`). */
+  token(): string;
   /** The daemons' logs, for a failing test's message. */
   logs(): string;
   stop(): Promise<void>;
@@ -95,8 +101,9 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   const keyFile = join(dir, 'munge', 'munge.key');
   writeFileSync(keyFile, randomBytes(1024), { mode: 0o400 });
   const mungeSocket = join(dir, 'munge', 'munge.sock');
+  if (options.rest) writeFileSync(join(dir, 'jwt.key'), randomBytes(32), { mode: 0o600 });
 
-  const [ctldPort, ...nodePorts] = await Promise.all([freePort(), ...nodes.map(() => freePort())]);
+  const [ctldPort, restPort, ...nodePorts] = await Promise.all([freePort(), freePort(), ...nodes.map(() => freePort())]);
   const host = hostname().split('.')[0];
   const user = userInfo().username;
   const gres = options.shards ? `gpu:1,shard:${options.shards}` : 'gpu:1';
@@ -128,6 +135,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'JobCompType=jobcomp/filetxt',
     `JobCompLoc=${join(dir, 'log', 'jobcomp.txt')}`,
     'MpiDefault=none',
+    ...(options.rest ? ['AuthAltTypes=auth/jwt', `AuthAltParameters=jwt_key=${join(dir, 'jwt.key')}`] : []),
     ...(options.prolog ? [`Prolog=${options.prolog}`] : []),
     'ReturnToService=2',
     // Finished jobs stay in squeue for 5 minutes; the scheduler looks every second.
@@ -144,7 +152,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: conf, PATH: searchPath() };
   const children: ChildProcess[] = [];
   const start = (program: string, args: string[], log: string) => {
-    const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { env: program === 'slurmrestd' ? { ...env, SLURM_JWT: 'daemon' } : env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const keep = (d: Buffer) => { output += d.toString(); writeFileSync(join(dir, 'log', log), output); };
     child.stdout?.on('data', keep);
@@ -156,7 +164,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     const result = spawnSync(program, args, { env, input, encoding: 'utf8', timeout: 30_000 });
     return { status: result.status, stdout: result.stdout ?? '', stderr: result.stderr ?? String(result.error ?? '') };
   };
-  const logs = () => ['ctld.out', 'slurmctld.log', ...nodes.flatMap((n) => [`slurmd-${n}.out`, `slurmd-${n}.log`])]
+  const logs = () => ['ctld.out', 'slurmctld.log', 'slurmrestd.out', ...nodes.flatMap((n) => [`slurmd-${n}.out`, `slurmd-${n}.log`])]
     .map((file) => { try { return `--- ${file}\n${readFileSync(join(dir, 'log', file), 'utf8').slice(-3000)}`; } catch { return ''; } })
     .join('\n');
 
@@ -174,6 +182,9 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     for (let i = 0; i < 100 && run('munge', ['-S', mungeSocket, '-n']).status !== 0; i++) await sleep(50);
     start('slurmctld', ['-D', '-i'], 'ctld.out');
     for (const name of nodes) start('slurmd', ['-D', '-N', name], `slurmd-${name}.out`);
+    // slurmrestd will not run as root; SLURM_JWT=daemon makes it pass each request's token on to
+    // slurmctld (Slurm's jwt.html), else it turns a root token down ("Rejecting thread config token").
+    if (options.rest) start('slurmrestd', ['-u', 'nobody', '-s', 'openapi/v0.0.38', '-a', 'rest_auth/jwt', `127.0.0.1:${restPort}`], 'slurmrestd.out');
     const deadline = Date.now() + 30_000;
     for (;;) {
       // One line per node and partition.
@@ -190,10 +201,29 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     throw error;
   }
 
+  const restUrl = options.rest ? `http://127.0.0.1:${restPort}` : null;
+  if (restUrl) {
+    for (let i = 0; ; i++) {
+      const answered = await fetch(`${restUrl}/slurm/v0.0.38/ping`).then(() => true, () => false);
+      if (answered) break;
+      if (i >= 100) {
+        await stop();
+        throw new Error(`slurmrestd did not start:\n${logs()}`);
+      }
+      await sleep(50);
+    }
+  }
+
   return {
     dir,
     nodes,
     env,
+    restUrl,
+    token() {
+      const made = run('scontrol', ['token', `username=${user}`, 'lifespan=3600']);
+      if (made.status !== 0) throw new Error(`scontrol token failed: ${made.stderr}`);
+      return made.stdout.trim().replace(/^SLURM_JWT=/, '');
+    },
     run,
     logs,
     stop,

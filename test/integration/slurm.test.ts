@@ -8,7 +8,7 @@
  * `salus jobs --cluster` and `salus kill slurm:ID` go through Slurm. Skipped only
  * where Slurm's programs are not installed (CI installs them: .ci/run).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,8 @@ const WGSL = join(ROOT, 'assets', 'jobs', 'wgsl-train.js');
 const JOB_ARGS = ['--iterations', '800', '--log-every', '400'];
 const missing = slurmMissing();
 if (missing) console.warn(`skipping the Slurm tests: ${missing}`);
+const restMissing = missing ?? slurmMissing(['slurmrestd']);
+if (restMissing && !missing) console.warn(`skipping the slurmrestd test: ${restMissing}`);
 
 describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => {
   let cluster: SlurmCluster;
@@ -33,7 +35,7 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
   const saved = { SLURM_CONF: process.env.SLURM_CONF, PATH: process.env.PATH };
 
   beforeAll(async () => {
-    cluster = await startSlurmCluster({ nodes: ['node1', 'node2'], shards: 8, gpuMemory: '1GiB', partitionPerNode: true });
+    cluster = await startSlurmCluster({ nodes: ['node1', 'node2'], shards: 8, gpuMemory: '1GiB', partitionPerNode: true, rest: !restMissing });
     // The CLI the services' helpers spawn (and the jobs sbatch starts, which inherit its environment) talk to this cluster.
     process.env.SLURM_CONF = cluster.env.SLURM_CONF;
     process.env.PATH = cluster.env.PATH;
@@ -165,6 +167,45 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     expect(job?.state).toBe('CANCELLED');
     await node2.waitForJobs((jobs) => jobs.some((j) => j.name === 'long' && ['killed', 'failed', 'done'].includes(j.state)), 15_000);
   });
+
+  it.skipIf(restMissing !== null)('goes through slurmrestd where one is configured, with no Slurm command on PATH', async () => {
+    const env = { ...process.env, PATH: '/nonexistent', SLURM_CONF: '', SALUS_SOCKET: node1.socketPath, SALUS_SLURMRESTD: cluster.restUrl!, SLURM_JWT: cluster.token() };
+    const salus = (args: string[], extra: NodeJS.ProcessEnv = {}) => new Promise<{ code: number | null; stdout: string; stderr: string }>((resolveRun) => {
+      const child = spawn(process.execPath, [SALUS_BIN, ...args], { env: { ...env, ...extra } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => { stdout += d; });
+      child.stderr.on('data', (d: Buffer) => { stderr += d; });
+      child.on('close', (code) => resolveRun({ code, stdout, stderr }));
+    });
+    const submitted = await salus(['submit', '--slurm', '--partition', 'node1', '--name', 'rest-a', '--time', '0:05:00', '--output', join(outDir, '%x-%j.out'),
+      '--persistent', '200MiB', WGSL, '--', '--iterations', '50']);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:2`);
+    await cluster.waitIdle(30_000);
+    const text = output('rest-a', id);
+    expect(text).toContain(`salus: Slurm job ${id} on node node1`);
+    expect(lastJson(text).final.checksum, text).toBeTypeOf('number');
+    expect((await node1.json<any[]>(['jobs'])).find((job) => job.name === 'rest-a')?.state).toBe('done');
+    const listed = await salus(['jobs', '--cluster', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const row = (JSON.parse(listed.stdout) as ClusterJob[]).find((job) => job.slurmJobId === id);
+    expect([row?.name, row?.node, row?.state, row?.exitCode]).toEqual(['rest-a', 'node1', 'COMPLETED', 0]);
+
+    const long = await salus(['submit', '--slurm', '--partition', 'node1', '--name', 'rest-long', '--output', join(outDir, '%x-%j.out'), WGSL, '--', '--iterations', '1000000']);
+    expect(long.code, long.stderr).toBe(0);
+    await node1.waitForJobs((jobs) => jobs.some((job) => job.name === 'rest-long' && job.state === 'running'));
+    const killed = await salus(['kill', `slurm:${long.stdout.trim()}`]);
+    expect(killed.code, killed.stderr).toBe(0);
+    await cluster.waitIdle(30_000);
+    const after = JSON.parse((await salus(['jobs', '--cluster', '--json'])).stdout) as ClusterJob[];
+    expect(after.find((job) => job.slurmJobId === long.stdout.trim())?.state).toBe('CANCELLED');
+
+    const badToken = await salus(['submit', '--slurm', WGSL], { SLURM_JWT: 'not-a-token' });
+    expect(badToken.code).toBe(1);
+    expect(badToken.stderr).toMatch(/^salus: slurmrestd: GET \/nodes: .* \(HTTP \d+/);
+  }, 60_000);
 
   it('without Slurm on PATH, --slurm says so; without --slurm, the local service runs the job', async () => {
     const env = { ...process.env, PATH: '/nonexistent', SALUS_SOCKET: node1.socketPath };

@@ -4,6 +4,7 @@ import { gresRequest, parseGres, parseNodes } from '../../../core/cluster/slurmN
 import { parseSqueueJson, parseSqueueText, slurmJobIdOf } from '../../../core/cluster/clusterJobs.js';
 import { batchScript, shellWord } from '../../../core/cluster/batchScript.js';
 import { nodeSocketPath } from '../../../core/cluster/nodeMemory.js';
+import { restConfig, slurmTimeMinutes } from '../../../core/cluster/slurmRest.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -96,5 +97,18 @@ describe('the sbatch script', () => {
     expect(script).toContain('socket="${SALUS_SOCKET:-}"');
     expect(script).toContain('"${salus[@]}" run --name train');
     expect(script).not.toContain('#SBATCH --partition');
+  });
+});
+
+describe('slurmrestd', () => {
+  it('turns Slurm\'s time formats into the API\'s minutes, seconds rounded up', () => {
+    expect(['90', '1:30', '2:00:00', '1-0', '1-2:30', '0-0:0:1', 'UNLIMITED'].map(slurmTimeMinutes)).toEqual([90, 2, 120, 1440, 1590, 1, null]);
+    expect(() => slurmTimeMinutes('soon')).toThrow('salus: --time soon: not a Slurm time');
+  });
+
+  it('is used only where a URL is configured, and asks for a token', () => {
+    expect(restConfig({})).toBeNull();
+    expect(() => restConfig({ SALUS_SLURMRESTD: 'http://head:6820' })).toThrow('SLURM_JWT is not set');
+    expect(restConfig({ SALUS_SLURMRESTD: 'http://head:6820/', SLURM_JWT: 't', SLURM_USER_NAME: 'ann' })).toEqual({ url: 'http://head:6820', token: 't', user: 'ann' });
   });
 });
