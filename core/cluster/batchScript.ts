@@ -17,6 +17,8 @@ export interface BatchScriptOptions {
   name: string;
   /** `--gres` value, e.g. `shard:2` or `gpu:1`. */
   gres: string;
+  /** `--constraint`, e.g. `gpumem_80GiB|gpumem_40GiB`: nodes whose GPU is big enough. */
+  constraint?: string;
   partition?: string;
   time?: string;
   /** Passed to sbatch as given (`%j` and friends are Slurm's). */
@@ -45,6 +47,7 @@ export function batchScript(options: BatchScriptOptions): string {
     `--job-name=${options.name}`,
     `--comment=${SLURM_COMMENT}`,
     `--gres=${options.gres}`,
+    ...(options.constraint ? [`--constraint=${options.constraint}`] : []),
     ...(options.partition ? [`--partition=${options.partition}`] : []),
     ...(options.time ? [`--time=${options.time}`] : []),
     ...(options.output ? [`--output=${options.output}`] : []),

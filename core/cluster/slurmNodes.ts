@@ -23,6 +23,8 @@ export interface SlurmNode {
   shards: number;
   /** Its GPU's memory (per GPU), from a `gpumem_SIZE` feature; null when it does not say. */
   gpuMemoryBytes: number | null;
+  /** That feature, for a constraint that keeps a job off GPUs too small for it. */
+  gpuMemoryFeature: string | null;
   state: string;
 }
 
@@ -39,13 +41,13 @@ export function parseGres(text: string): Map<string, number> {
   return counts;
 }
 
-/** The GPU memory a node's features state (`gpumem_80GiB`), or null. */
-export function featureGpuMemory(features: string): number | null {
-  for (const feature of features.split(/[,&|]/)) {
-    const match = /^gpumem_(.+)$/i.exec(feature.trim());
+/** The GPU memory a node's features state (`gpumem_80GiB`) and that feature, or null. */
+export function featureGpuMemory(features: string): { feature: string; bytes: number } | null {
+  for (const feature of features.split(/[,&|]/).map((f) => f.trim())) {
+    const match = /^gpumem_(.+)$/i.exec(feature);
     if (!match) continue;
     try {
-      return parseSize(match[1]);
+      return { feature, bytes: parseSize(match[1]) };
     } catch {
       // Not a size: not ours.
     }
@@ -65,21 +67,24 @@ export function parseNodes(text: string): SlurmNode[] {
     const name = fields.get('NodeName');
     if (!name) continue;
     const gres = parseGres(fields.get('Gres') ?? '');
+    const memory = featureGpuMemory(fields.get('AvailableFeatures') ?? '');
     nodes.push({
       name,
       partitions: (fields.get('Partitions') ?? '').split(',').filter(Boolean),
       gpus: gres.get('gpu') ?? 0,
       shards: gres.get('shard') ?? 0,
-      gpuMemoryBytes: featureGpuMemory(fields.get('AvailableFeatures') ?? ''),
+      gpuMemoryBytes: memory?.bytes ?? null,
+      gpuMemoryFeature: memory?.feature ?? null,
       state: fields.get('State') ?? 'UNKNOWN',
     });
   }
   return nodes;
 }
 
-/** What to ask Slurm for: the `--gres` value, and why (for `salus submit --print`). */
+/** What to ask Slurm for: the `--gres` value, a `--constraint` when some GPUs are too small, and why. */
 export interface GresRequest {
   gres: string;
+  constraint?: string;
   reason: string;
 }
 
@@ -97,15 +102,20 @@ export function gresRequest(nodes: SlurmNode[], needBytes: number, options: { pa
   }
   const memoryOf = (node: SlurmNode) => node.gpuMemoryBytes ?? options.gpuMemoryBytes ?? null;
   const known = gpuNodes.filter((node) => memoryOf(node) !== null);
+  let constraint: string | undefined;
   if (needBytes > 0 && known.length === gpuNodes.length) {
     const fits = known.filter((node) => memoryOf(node)! >= needBytes);
     if (fits.length === 0) {
       const largest = known.reduce((a, b) => (memoryOf(b)! > memoryOf(a)! ? b : a));
       throw new Error(`salus: the job's hints (${formatBytes(needBytes)} of persistent + ephemeral memory) exceed the GPU of every node of ${where} (the largest: ${largest.name}, ${formatBytes(memoryOf(largest)!)})`);
     }
+    // Some GPUs too small: keep the job to nodes whose feature says theirs is big enough.
+    if (fits.length < known.length && fits.every((node) => node.gpuMemoryFeature)) {
+      constraint = [...new Set(fits.map((node) => node.gpuMemoryFeature!))].join('|');
+    }
   }
   const sharded = gpuNodes.filter((node) => node.shards > 0);
-  if (sharded.length === 0) return { gres: 'gpu:1', reason: `no node of ${where} has shards configured: a whole GPU` };
+  if (sharded.length === 0) return { gres: 'gpu:1', constraint, reason: `no node of ${where} has shards configured: a whole GPU` };
   // The most shards it needs on a node it fits: enough room wherever Slurm puts it.
   let shards = 1;
   for (const node of sharded) {
@@ -116,5 +126,5 @@ export function gresRequest(nodes: SlurmNode[], needBytes: number, options: { pa
   const reason = needBytes > 0 && known.length > 0
     ? `${formatBytes(needBytes)} of hints over each node's GPU memory / shards`
     : 'one shard: no memory hints, or no node states its GPU memory (a gpumem_SIZE feature or --gpu-memory)';
-  return { gres: `shard:${shards}`, reason };
+  return { gres: `shard:${shards}`, constraint, reason };
 }

@@ -69,12 +69,14 @@ export async function restNodes(config: RestConfig): Promise<SlurmNode[]> {
   return (answer.nodes as Array<Record<string, any>>).map((node) => {
     const gres = parseGres(String(node.gres ?? ''));
     const features = Array.isArray(node.features) ? node.features.join(',') : String(node.features ?? '');
+    const memory = featureGpuMemory(features);
     return {
       name: String(node.name),
       partitions: Array.isArray(node.partitions) ? node.partitions.map(String) : [],
       gpus: gres.get('gpu') ?? 0,
       shards: gres.get('shard') ?? 0,
-      gpuMemoryBytes: featureGpuMemory(features),
+      gpuMemoryBytes: memory?.bytes ?? null,
+      gpuMemoryFeature: memory?.feature ?? null,
       state: String(node.state ?? 'unknown').toUpperCase(),
     };
   });
@@ -109,6 +111,7 @@ export interface RestJobFields {
   name: string;
   comment: string;
   gres: string;
+  constraint?: string;
   partition?: string;
   time?: string;
   output?: string;
@@ -125,6 +128,7 @@ export async function restSubmit(config: RestConfig, script: string, fields: Res
     current_working_directory: process.cwd(),
     environment,
     ...(fields.partition ? { partition: fields.partition } : {}),
+    ...(fields.constraint ? { constraints: fields.constraint } : {}),
     ...(minutes !== null ? { time_limit: minutes } : {}),
     // sbatch's default, which the REST API does not apply.
     standard_output: fields.output ?? `${process.cwd()}/slurm-%j.out`,

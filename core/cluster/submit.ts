@@ -13,7 +13,7 @@ import { parseSize } from '../memory/size.js';
 import { SALUS_CLI_PATH } from '../cli/installUnit.js';
 import type { JobHints } from '../protocol/state.js';
 import { batchScript, SLURM_COMMENT } from './batchScript.js';
-import { gresRequest, type SlurmNode } from './slurmNodes.js';
+import { gresRequest, type GresRequest, type SlurmNode } from './slurmNodes.js';
 import { listNodes, restConfig, restSubmit } from './slurmRest.js';
 import { findOnPath, runSlurm, SlurmNotFoundError } from './slurmCommands.js';
 
@@ -103,18 +103,16 @@ export function parseSubmitArgs(argv: string[]): SubmitRequest {
 }
 
 /** The sbatch script for `request` and the gres it asks for, sized on `nodes` unless `--gres` was given. */
-export function slurmScript(request: SubmitRequest, nodes: SlurmNode[] | null): { script: string; gres: string; reason: string } {
-  let gres = request.gres;
-  let reason = 'given with --gres';
-  if (!gres) {
-    const needBytes = (request.hints.persistentBytes ?? 0) + (request.hints.ephemeralBytes ?? 0);
-    ({ gres, reason } = gresRequest(nodes ?? [], needBytes, { partition: request.partition, gpuMemoryBytes: request.gpuMemoryBytes }));
-  }
+export function slurmScript(request: SubmitRequest, nodes: SlurmNode[] | null): { script: string } & GresRequest {
+  const needBytes = (request.hints.persistentBytes ?? 0) + (request.hints.ephemeralBytes ?? 0);
+  const share: GresRequest = request.gres
+    ? { gres: request.gres, reason: 'given with --gres' }
+    : gresRequest(nodes ?? [], needBytes, { partition: request.partition, gpuMemoryBytes: request.gpuMemoryBytes });
   const script = batchScript({
-    file: request.file, args: request.args, name: request.name, gres, partition: request.partition, time: request.time,
-    output: request.output, socket: request.socket, runFlags: request.runFlags, nodePath: process.execPath, cliPath: SALUS_CLI_PATH,
+    file: request.file, args: request.args, name: request.name, gres: share.gres, constraint: share.constraint, partition: request.partition,
+    time: request.time, output: request.output, socket: request.socket, runFlags: request.runFlags, nodePath: process.execPath, cliPath: SALUS_CLI_PATH,
   });
-  return { script, gres, reason };
+  return { script, ...share };
 }
 
 /**
@@ -131,11 +129,12 @@ export async function submitJob(request: SubmitRequest, launchLocal: (hints: Job
     return { where: 'local', jobId: await launchLocal(request.hints) };
   }
   const nodes = request.gres ? null : await listNodes();
-  const { script, gres, reason } = slurmScript(request, nodes);
-  if (request.print) return { where: 'slurm', jobId: '', gres, reason, script };
+  const { script, gres, constraint, reason } = slurmScript(request, nodes);
+  const why = constraint ? `${reason}; only on nodes with ${constraint}` : reason;
+  if (request.print) return { where: 'slurm', jobId: '', gres, reason: why, script };
   const jobId = rest
-    ? await restSubmit(rest, script, { name: request.name, comment: SLURM_COMMENT, gres, partition: request.partition, time: request.time, output: request.output })
+    ? await restSubmit(rest, script, { name: request.name, comment: SLURM_COMMENT, gres, constraint, partition: request.partition, time: request.time, output: request.output })
     // --parsable prints "ID" or "ID;CLUSTER".
     : (await runSlurm('sbatch', ['--parsable'], { input: script })).trim().split(';')[0];
-  return { where: 'slurm', jobId, gres, reason };
+  return { where: 'slurm', jobId, gres, reason: why };
 }

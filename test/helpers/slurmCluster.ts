@@ -41,8 +41,8 @@ export interface SlurmClusterOptions {
   nodes?: string[];
   /** Shards of each node's one GPU (`Gres=gpu:1,shard:N`); 0 or absent: gpu only. */
   shards?: number;
-  /** Each node's GPU memory, as the node feature `gpumem_SIZE` (e.g. '4GiB'). */
-  gpuMemory?: string;
+  /** Each node's GPU memory (or one per node name), as the node feature `gpumem_SIZE` (e.g. '4GiB'). */
+  gpuMemory?: string | Record<string, string>;
   /** Also a partition of each node alone, named after it (`--partition node1` picks that node). */
   partitionPerNode?: boolean;
   /** slurm.conf's `Prolog=`: a script slurmd runs as root on a node before each job there. */
@@ -107,7 +107,8 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   const host = hostname().split('.')[0];
   const user = userInfo().username;
   const gres = options.shards ? `gpu:1,shard:${options.shards}` : 'gpu:1';
-  const features = options.gpuMemory ? ` Features=gpumem_${options.gpuMemory}` : '';
+  const memoryOf = (node: string) => (typeof options.gpuMemory === 'string' ? options.gpuMemory : options.gpuMemory?.[node]);
+  const features = (node: string) => (memoryOf(node) ? ` Features=gpumem_${memoryOf(node)}` : '');
   const conf = join(dir, 'slurm.conf');
   writeFileSync(conf, [
     'ClusterName=salustest',
@@ -142,7 +143,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'MinJobAge=300',
     'SchedulerParameters=sched_interval=1',
     'MessageTimeout=30',
-    ...nodes.map((name, i) => `NodeName=${name} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[i]} CPUs=2 RealMemory=1000 Gres=${gres}${features} State=UNKNOWN`),
+    ...nodes.map((name, i) => `NodeName=${name} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[i]} CPUs=2 RealMemory=1000 Gres=${gres}${features(name)} State=UNKNOWN`),
     'PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
     ...(options.partitionPerNode ? nodes.map((name) => `PartitionName=${name} Nodes=${name} MaxTime=INFINITE State=UP`) : []),
     '',

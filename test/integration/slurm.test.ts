@@ -35,7 +35,7 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
   const saved = { SLURM_CONF: process.env.SLURM_CONF, PATH: process.env.PATH };
 
   beforeAll(async () => {
-    cluster = await startSlurmCluster({ nodes: ['node1', 'node2'], shards: 8, gpuMemory: '1GiB', partitionPerNode: true, rest: !restMissing });
+    cluster = await startSlurmCluster({ nodes: ['node1', 'node2'], shards: 8, gpuMemory: { node1: '256MiB', node2: '128MiB' }, partitionPerNode: true, rest: !restMissing });
     // The CLI the services' helpers spawn (and the jobs sbatch starts, which inherit its environment) talk to this cluster.
     process.env.SLURM_CONF = cluster.env.SLURM_CONF;
     process.env.PATH = cluster.env.PATH;
@@ -141,15 +141,26 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     expect([job?.state, job?.exitCode]).toEqual(['FAILED', 1]);
   });
 
-  it('sizes the GPU share from the hints and refuses what fits no node', async () => {
-    // 1 GiB over 8 shards: 128 MiB a shard; 300 + 100 MiB need 4.
-    const printed = await node1.cli(['submit', '--slurm', '--print', '--persistent', '300MiB', '--ephemeral', '100MiB', WGSL]);
+  it('sizes the GPU share from the hints, keeps a job off GPUs too small for it, and refuses what fits no node', async () => {
+    // node1: 256 MiB in 8 shards (32 MiB each); node2: 128 MiB (16 MiB each). 40 + 30 MiB need 3 there, 5 here.
+    const printed = await node1.cli(['submit', '--slurm', '--print', '--persistent', '40MiB', '--ephemeral', '30MiB', WGSL]);
     expect(printed.code, printed.stderr).toBe(0);
-    expect(printed.stdout).toContain('#SBATCH --gres=shard:4\n');
+    expect(printed.stdout).toContain('#SBATCH --gres=shard:5\n');
     expect(printed.stdout).toContain('#SBATCH --comment=salus\n');
+    expect(printed.stdout).not.toContain('--constraint');
+    // 150 MiB fits only node1's GPU: Slurm is told so, and puts it there though the partition has both.
+    const submitted = await node1.cli(['submit', '--slurm', '--output', join(outDir, '%x-%j.out'), '--name', 'big', '--persistent', '150MiB', WGSL, '--', '--iterations', '20']);
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:5 (150 MiB of hints over each node's GPU memory / shards; only on nodes with gpumem_256MiB)`);
+    expect(cluster.run('squeue', ['-h', '-j', id, '-o', '%f']).stdout.trim()).toBe('gpumem_256MiB');
+    await cluster.waitIdle(30_000);
+    const big = (await node1.json<ClusterJob[]>(['jobs', '--cluster'])).find((job) => job.slurmJobId === id);
+    expect([big?.node, big?.state]).toEqual(['node1', 'COMPLETED']);
+    expect(output('big', id)).toContain('"final"');
     const tooBig = await node1.cli(['submit', '--slurm', '--persistent', '2GiB', WGSL]);
     expect(tooBig.code).toBe(1);
-    expect(tooBig.stderr).toContain("salus: the job's hints (2 GiB of persistent + ephemeral memory) exceed the GPU of every node of the cluster (the largest: node1, 1 GiB)");
+    expect(tooBig.stderr).toContain("salus: the job's hints (2 GiB of persistent + ephemeral memory) exceed the GPU of every node of the cluster (the largest: node1, 256 MiB)");
     // sbatch's own refusal, relayed.
     const refused = await node1.cli(['submit', '--slurm', '--time', 'soon', WGSL]);
     expect(refused.code).toBe(1);
@@ -182,7 +193,7 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
       '--persistent', '200MiB', WGSL, '--', '--iterations', '50']);
     expect(submitted.code, submitted.stderr).toBe(0);
     const id = submitted.stdout.trim();
-    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:2`);
+    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:7`);
     await cluster.waitIdle(30_000);
     const text = output('rest-a', id);
     expect(text).toContain(`salus: Slurm job ${id} on node node1`);

@@ -18,9 +18,9 @@ NodeName=c1 AvailableFeatures=(null) Gres=(null) State=IDLE Partitions=all
 describe('parseNodes', () => {
   it('reads each node\'s GPUs, shards, GPU memory feature and partitions', () => {
     expect(parseNodes(NODES)).toEqual([
-      { name: 'a1', partitions: ['gpu', 'all'], gpus: 1, shards: 16, gpuMemoryBytes: 80 * GiB, state: 'IDLE' },
-      { name: 't1', partitions: ['small', 'all'], gpus: 1, shards: 4, gpuMemoryBytes: 16 * GiB, state: 'MIXED' },
-      { name: 'c1', partitions: ['all'], gpus: 0, shards: 0, gpuMemoryBytes: null, state: 'IDLE' },
+      { name: 'a1', partitions: ['gpu', 'all'], gpus: 1, shards: 16, gpuMemoryBytes: 80 * GiB, gpuMemoryFeature: 'gpumem_80GiB', state: 'IDLE' },
+      { name: 't1', partitions: ['small', 'all'], gpus: 1, shards: 4, gpuMemoryBytes: 16 * GiB, gpuMemoryFeature: 'gpumem_16GiB', state: 'MIXED' },
+      { name: 'c1', partitions: ['all'], gpus: 0, shards: 0, gpuMemoryBytes: null, gpuMemoryFeature: null, state: 'IDLE' },
     ]);
     expect([...parseGres('gpu:tesla:2,gpu:a100:1,mps:200')]).toEqual([['gpu', 3], ['mps', 200]]);
   });
@@ -32,8 +32,9 @@ describe('gresRequest', () => {
   it('asks for enough shards on every node the job fits', () => {
     // a1: 5 GiB a shard; t1: 4 GiB a shard. 9 GiB needs 2 on a1, 3 on t1: 3.
     expect(gresRequest(nodes, 9 * GiB).gres).toBe('shard:3');
-    // 20 GiB fits only a1: 4 shards there.
-    expect(gresRequest(nodes, 20 * GiB).gres).toBe('shard:4');
+    // 20 GiB fits only a1: 4 shards there, and only there.
+    expect(gresRequest(nodes, 20 * GiB)).toMatchObject({ gres: 'shard:4', constraint: 'gpumem_80GiB' });
+    expect(gresRequest(nodes, 9 * GiB).constraint).toBeUndefined();
     expect(gresRequest(nodes, 0).gres).toBe('shard:1');
     expect(gresRequest(nodes, 100 * MiB, { partition: 'small' }).gres).toBe('shard:1');
   });
@@ -85,8 +86,8 @@ describe('the sbatch script', () => {
 
   it('quotes what bash would split, and fills %n and %u in the socket on the node', () => {
     expect(shellWord("it's")).toBe("'it'\\''s'");
-    const script = batchScript({ ...base, socket: '/run/salus/%u/%n.sock', output: '/o/%x-%j.out' });
-    expect(script).toContain('#SBATCH --gres=shard:2\n#SBATCH --output=/o/%x-%j.out\n');
+    const script = batchScript({ ...base, socket: '/run/salus/%u/%n.sock', output: '/o/%x-%j.out', constraint: 'gpumem_80GiB|gpumem_40GiB' });
+    expect(script).toContain("#SBATCH --gres=shard:2\n#SBATCH '--constraint=gpumem_80GiB|gpumem_40GiB'\n#SBATCH --output=/o/%x-%j.out\n");
     expect(script).toContain('socket="${socket//%n/$node}"');
     expect(script).toContain(`"\${salus[@]}" run --socket "$socket" --name train --persistent 2GiB '/data/my job.js' -- 'it'\\''s'\n`);
     expect(nodeSocketPath('/s/%u-%n.sock', 'gpu01', 'ann')).toBe('/s/ann-gpu01.sock');
