@@ -5,11 +5,12 @@
  * Slurm knows how many GPUs and shards (`Gres=gpu:1,shard:16`) a node has, not
  * how much memory its GPU holds. A node says that with a feature named
  * `gpumem_SIZE` (e.g. `Features=gpumem_80GiB` in slurm.conf), or `salus submit
- * --gpu-memory SIZE` says it for every node. With both a size and shards, a job
- * asks for `shard:N`, N = ⌈(persistent + ephemeral) / (GPU memory / shards)⌉:
- * what the job would need alone, as MPS-style sharing counts it. Salus then
- * packs tighter on the node (its lanes share ephemeral memory), so Slurm's count
- * errs on the safe side.
+ * --gpu-memory SIZE` says it for the nodes that do not. With both a size and
+ * shards, a job asks for `shard:N`, N = ⌈(persistent + ephemeral) / (GPU memory
+ * / shards)⌉: what the job would need alone, as MPS-style sharing counts it.
+ * Salus then packs tighter on the node (its lanes share ephemeral memory), so
+ * Slurm's count errs on the safe side. Where some GPUs are too small for the
+ * job, a `--constraint` on the features of the big enough ones keeps it off them.
  */
 import { parseSize, formatBytes } from '../memory/size.js';
 
