@@ -180,9 +180,23 @@ async function soak(options: { durationMs: number; maxJobs: number; seed: number
   };
 }
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: { minutes: { type: 'string', default: '10' }, 'max-jobs': { type: 'string', default: '6' }, seed: { type: 'string', default: '1' }, memory: { type: 'string', default: '256MiB' } },
-  });
+  const usage = 'usage: node dist/bench/soak.js [--minutes 10] [--max-jobs 6] [--seed 1] [--memory 256MiB]';
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        minutes: { type: 'string', default: '10' }, 'max-jobs': { type: 'string', default: '6' }, seed: { type: 'string', default: '1' },
+        memory: { type: 'string', default: '256MiB' }, help: { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`soak: ${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
   const startedAt = new Date();
   const minutes = Number(values.minutes);
   if (!(minutes > 0)) throw new Error(`soak: --minutes must be a positive number, got '${values.minutes}'`);

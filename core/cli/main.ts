@@ -35,7 +35,8 @@ const USAGE = `usage: salus <command> [options]
   run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
         [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
                           run FILE (an ES module) as a job on the service;
-                          --no-adapters: do not report TF.js's pooled buffers
+                          --no-adapters: leave TF.js's and ONNX Runtime Web's
+                          buffer pools as they are (see README, memory)
   submit FILE [--slurm] [--partition P] [--time T] [--output PATH] [--name N]
         [--priority P] [--iterations N] [--persistent SIZE] [--ephemeral SIZE]
         [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
@@ -69,7 +70,12 @@ SIZE is bytes or a number with KiB, MiB, GiB. The socket defaults to $SALUS_SOCK
 else $XDG_RUNTIME_DIR/salus/salus.sock; clients use the desktop app's service
 ($XDG_RUNTIME_DIR/salus/desktop.sock) when only that one is running.`;
 
-class UsageError extends Error {}
+/** A command line we cannot run; `showUsage` false for a bad value, where the whole usage would bury the message. */
+class UsageError extends Error {
+  constructor(message: string, readonly showUsage = true) {
+    super(message);
+  }
+}
 
 /** `parse()`'s result; what it throws becomes a UsageError (its message, then the usage). */
 function parsed<T>(parse: () => T): T {
@@ -101,7 +107,7 @@ function fail(message: string, code = 1): void {
 function number(value: string | undefined, what: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isFinite(n)) throw new UsageError(`${what} must be a number, got '${value}'`);
+  if (!Number.isFinite(n)) throw new UsageError(`${what} must be a number, got '${value}'`, false);
   return n;
 }
 
@@ -236,7 +242,7 @@ async function main(argv: string[]): Promise<number> {
         try {
           params[key] = parseKnobValue(chosen, key, assignment.slice(split + 1));
         } catch (error) {
-          throw new UsageError(`--set ${assignment}: ${(error as Error).message}`);
+          throw new UsageError(`--set ${assignment}: ${(error as Error).message}`, false);
         }
       }
       const policy = Object.keys(params).length
@@ -287,7 +293,9 @@ main(process.argv.slice(2)).then(
   (code) => exitWhenFlushed(code),
   (error: Error) => {
     if (error instanceof UsageError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      fail(`${error.message.startsWith('salus') ? error.message : `salus: ${error.message}`}\n\n${USAGE}`, 2);
+      const message = error.message.startsWith('salus') ? error.message : `salus: ${error.message}`;
+      const showUsage = !(error instanceof UsageError) || error.showUsage;
+      fail(showUsage ? `${message}\n\n${USAGE}` : `${message}\n(salus --help lists the commands and their options)`, 2);
       return;
     }
     // Some failures have an exit code of their own (no GPU: 4), for a supervisor to tell them apart.
