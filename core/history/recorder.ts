@@ -13,7 +13,7 @@ import { toJobInfo, type JobRecord } from '../server/jobs.js';
 import type { LaunchCaller, LaunchObserver, LaunchRequest } from '../server/launcher.js';
 import type { SalusService } from '../server/service.js';
 import type { HistoryStore } from './store.js';
-import type { ServiceHistory } from './types.js';
+import type { MeasuredProfile, ServiceHistory } from './types.js';
 
 /** How often running jobs' progress is written. */
 const CHECKPOINT_INTERVAL_MS = 5000;
@@ -68,6 +68,10 @@ export class HistoryRecorder implements ServiceHistory {
 
   output(id: string): string | null {
     return this.guard('read an output', () => this.store.output(this.serviceKey, id)) ?? null;
+  }
+
+  measuredProfile(file: string, args: readonly string[]): MeasuredProfile | null {
+    return this.guard('read a measured profile', () => this.store.measuredProfile(file, args)) ?? null;
   }
 
   list(filter: HistoryFilter): HistoryEntry[] {

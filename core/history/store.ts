@@ -17,6 +17,7 @@ import { HISTORY_DEFAULT_LIMIT, type HistoryEntry, type HistoryFilter, type Hist
 import type { JobInfo, JobState } from '../protocol/state.js';
 import { HISTORY_FILE_NAME } from './dataDir.js';
 import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
+import type { MeasuredProfile } from './types.js';
 
 /** A job of an earlier run that was not over when its service stopped. */
 export interface LostJob {
@@ -217,6 +218,25 @@ export class HistoryStore {
     const rows = this.db.prepare(`SELECT j.runId, j.info FROM jobs j JOIN runs r ON r.runId = j.runId
       WHERE r.service = ? AND j.runId < ? ORDER BY j.submittedAt DESC, j.number DESC LIMIT ?`).all(service, currentRunId, limit) as Array<{ runId: number; info: string }>;
     return rows.reverse().map((row) => ({ ...(JSON.parse(row.info) as JobInfo), fromEarlierRun: true, runId: row.runId }));
+  }
+
+  /**
+   * What the newest job that ran `file` with `args` to a clean end (done, no GPU errors) measured of its memory:
+   * its state between iterations and its largest iteration; null when no such job measured any.
+   */
+  measuredProfile(file: string, args: readonly string[]): MeasuredProfile | null {
+    const rows = this.db.prepare(`SELECT runId, id, info FROM jobs WHERE state = 'done'
+      AND json_extract(spec, '$.file') = ? AND json_extract(spec, '$.args') = json(?)
+      ORDER BY submittedAt DESC, number DESC LIMIT 20`).all(file, JSON.stringify(args)) as Array<{ runId: number; id: string; info: string }>;
+    for (const row of rows) {
+      const info = JSON.parse(row.info) as JobInfo;
+      const persistentBytes = info.memory.stateBytes ?? 0;
+      const ephemeralBytes = info.memory.ephemeralPeakBytes ?? 0;
+      if ((info.gpuErrors?.count ?? 0) === 0 && persistentBytes + ephemeralBytes > 0) {
+        return { jobId: row.id, runId: row.runId, persistentBytes, ephemeralBytes };
+      }
+    }
+    return null;
   }
 
   /** The output tail kept for this service's newest job with that id, or null. */

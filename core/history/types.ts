@@ -12,4 +12,17 @@ export interface ServiceHistory {
   output(id: string): string | null;
   /** `salus history`: recorded jobs of every run, newest first. */
   list(filter: HistoryFilter): HistoryEntry[];
+  /** What the newest clean run of `file` with `args` measured of its memory, or null (core/history/store.ts). */
+  measuredProfile(file: string, args: readonly string[]): MeasuredProfile | null;
+}
+
+/** A job's memory as an earlier run of the same program measured it: what admission uses when a job declares none. */
+export interface MeasuredProfile {
+  /** The job (and the service run) that measured it. */
+  jobId: string;
+  runId: number;
+  /** Its state between iterations (`stateBytes`). */
+  persistentBytes: number;
+  /** Its largest iteration's ephemeral memory. */
+  ephemeralBytes: number;
 }

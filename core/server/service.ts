@@ -23,7 +23,7 @@ import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamV
 import { FINAL_STATES } from '../protocol/state.js';
 import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
 import { BusyMeter } from './metrics.js';
-import type { ServiceHistory } from '../history/types.js';
+import type { MeasuredProfile, ServiceHistory } from '../history/types.js';
 import { signalProcesses } from './peerProcess.js';
 
 export const SERVICE_VERSION = '0.1.0';
@@ -385,14 +385,33 @@ export class SalusService extends EventEmitter {
   }
 
   private readonly waitReason = new Map<string, string>();
+  /** What an earlier clean run of a waiting job's program measured, for a job that declares no memory (null: none). */
+  private readonly measured = new Map<string, MeasuredProfile | null>();
+
+  /**
+   * The memory a waiting job asks admission for: what it declared, else what the newest clean run of the same
+   * file and arguments measured (its state and its largest iteration), so a job profiled once is admitted on
+   * its real needs; a job seen for the first time is admitted on nothing and measured as it runs.
+   */
+  private admissionHints(job: JobRecord): { persistentBytes?: number; ephemeralBytes?: number } {
+    const { persistentBytes, ephemeralBytes } = job.hints;
+    if (persistentBytes !== undefined || ephemeralBytes !== undefined || !job.file || !this.history) return { persistentBytes, ephemeralBytes };
+    if (!this.measured.has(job.id)) {
+      const profile = this.history.measuredProfile(job.file, job.args);
+      this.measured.set(job.id, profile);
+      if (profile) {
+        this.log(`salus: ${job.id} declares no memory; ${profile.jobId} (run ${profile.runId}) ran it and measured ` +
+          `${formatBytes(profile.persistentBytes)} of state and ${formatBytes(profile.ephemeralBytes)} per iteration: admission counts those`);
+      }
+    }
+    const profile = this.measured.get(job.id);
+    return profile ? { persistentBytes: profile.persistentBytes, ephemeralBytes: profile.ephemeralBytes } : {};
+  }
 
   /** Tries every waiting job in arrival order: a small job may pass a big one that still waits. */
   private admitWaiting(): void {
     for (const job of [...this.waiting]) {
-      const result = this.memory.admit(
-        { jobId: job.id, persistentBytes: job.hints.persistentBytes, ephemeralBytes: job.hints.ephemeralBytes },
-        { maxLanes: this.scheduler.maxLanes() },
-      );
+      const result = this.memory.admit({ jobId: job.id, ...this.admissionHints(job) }, { maxLanes: this.scheduler.maxLanes() });
       if (result.kind === 'wait') {
         if (this.waitReason.get(job.id) !== result.reason) this.log(`salus: ${job.id} waits: ${result.reason}`);
         this.waitReason.set(job.id, result.reason);
@@ -401,6 +420,7 @@ export class SalusService extends EventEmitter {
       }
       this.waiting.splice(this.waiting.indexOf(job), 1);
       this.waitReason.delete(job.id);
+      this.measured.delete(job.id);
       if (result.kind === 'admitted') job.admit?.(result.laneId);
       else job.refuse?.(result.reason);
     }
@@ -500,6 +520,7 @@ export class SalusService extends EventEmitter {
   private finish(job: JobRecord, state: 'done' | 'failed' | 'killed', error: string | null): void {
     if (FINAL_STATES.includes(job.state)) return;
     if (job.session || job.laneId) this.detach(job);
+    this.measured.delete(job.id);
     job.state = state;
     job.error = state === 'killed' ? null : error;
     job.finishedAt = job.closedAt ?? Date.now();

@@ -177,6 +177,30 @@ describe('resolveDataDir', () => {
   });
 });
 
+describe('measuredProfile', () => {
+  it('is the newest clean done run of the same file and arguments that measured memory', () => {
+    const store = HistoryStore.open(dir);
+    const run = store.beginRun(SERVICE, 1, '0.1.0', 1000);
+    const trained = (memory: Partial<JobInfo['memory']>, extra: Partial<JobInfo> = {}) =>
+      ({ memory: { persistentBytes: 0, ephemeralPeakBytes: 0, ...memory }, ...extra });
+    const runOf = (n: number, file: string, args: string[], state: JobState, extra: Partial<JobInfo>) => {
+      store.insertJob(run, n, info(`job-${n}`, 'queued', 1000 * n), { ...spec(`j${n}`), file, args });
+      store.updateJob(run, info(`job-${n}`, state, 1000 * n, extra));
+    };
+    runOf(1, '/jobs/train.js', ['--lr', '0.1'], 'done', trained({ stateBytes: 1000, ephemeralPeakBytes: 9000 }));
+    runOf(2, '/jobs/train.js', ['--lr', '0.2'], 'done', trained({ stateBytes: 2000, ephemeralPeakBytes: 8000 }));
+    runOf(3, '/jobs/train.js', ['--lr', '0.1'], 'failed', trained({ stateBytes: 3000, ephemeralPeakBytes: 7000 }));
+    runOf(4, '/jobs/train.js', ['--lr', '0.1'], 'done', trained({ stateBytes: 4000, ephemeralPeakBytes: 6000 }, { gpuErrors: { count: 2, first: null } }));
+    runOf(5, '/jobs/train.js', ['--lr', '0.1'], 'done', trained({}));
+    // Newest first, skipping a failed run, one with GPU errors and one that measured nothing; arguments must match exactly.
+    expect(store.measuredProfile('/jobs/train.js', ['--lr', '0.1'])).toEqual({ jobId: 'job-1', runId: run, persistentBytes: 1000, ephemeralBytes: 9000 });
+    expect(store.measuredProfile('/jobs/train.js', ['--lr', '0.2'])?.jobId).toBe('job-2');
+    expect(store.measuredProfile('/jobs/train.js', ['--lr'])).toBeNull();
+    expect(store.measuredProfile('/jobs/other.js', ['--lr', '0.1'])).toBeNull();
+    store.close();
+  });
+});
+
 describe('addSample', () => {
   it('samples at most once an interval, and thins a full series to every other point at half the rate', () => {
     const track = { series: [] as Array<{ at: number; itersDone: number; attainedMs: number }>, sampleIntervalMs: 1000 };
