@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { describeZodError, jobHintsSchema } from '../core/protocol/messages.js';
 import { POLICY_NAMES } from '../core/protocol/state.js';
+import { SLURM_JOB_ID } from '../core/protocol/cluster.js';
 import type { ConnectionState } from '../core/protocol/api.js';
 import type { BridgeMethod } from '../core/protocol/bridge.js';
 import { isAppUrl } from './appProtocol.js';
@@ -40,6 +41,8 @@ export const INVOKE_SCHEMAS = {
   ]),
   jobOutput: z.tuple([jobId]),
   exampleJobs: z.tuple([]),
+  clusterJobs: z.tuple([]),
+  killClusterJob: z.tuple([z.string().regex(SLURM_JOB_ID, 'a Slurm job id')]),
   checkJobFile: z.tuple([absolutePath]),
   connectionState: z.tuple([]),
   serviceStatus: z.tuple([]),
@@ -116,6 +119,8 @@ export function createInvokeHandlers({ client, supervisor }: HandlerDeps): Invok
     uploadJob: (fileName, source) => client.call('uploadJob', fileName, source),
     jobOutput: (id) => client.call('jobOutput', id),
     exampleJobs: () => client.call('exampleJobs'),
+    clusterJobs: () => client.call('clusterJobs'),
+    killClusterJob: (id) => done(client.call('killClusterJob', id)),
     checkJobFile: (path) => checkJobFile(path),
     connectionState: () => client.state,
     serviceStatus: () => supervisor.status,

@@ -12,6 +12,7 @@
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
 import type { ConnectionState, ExampleJob, LaunchRequest, ServiceEvent } from '../core/protocol/api.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../core/protocol/state.js';
+import type { ClusterJobs } from '../core/protocol/cluster.js';
 import type { DesktopApi, InvokeMethod, PUSH_CHANNELS, PushPayloads, ServiceStatus } from './desktopApi.js';
 
 const pushChannels: typeof PUSH_CHANNELS = {
@@ -72,6 +73,8 @@ export function createDesktopApi({ ipcRenderer: ipc, webUtils: files }: Omit<Pre
     uploadJob: (fileName: string, source: string) => invoke<{ file: string }>('uploadJob', fileName, source),
     jobOutput: (id: string) => invoke<string>('jobOutput', id),
     exampleJobs: () => invoke<ExampleJob[]>('exampleJobs'),
+    clusterJobs: () => invoke<ClusterJobs>('clusterJobs'),
+    killClusterJob: (id: string) => invoke<void>('killClusterJob', id),
     pathForDroppedFile: async (file: unknown) => {
       const path = files.getPathForFile(file as never);
       if (!path) throw new Error('salus: the dropped item is not a file on this computer');

@@ -1,6 +1,7 @@
 /**
  * `salus serve --http`: the panel's web server. Static files of the renderer
- * build at `/`; `/api/jobs|memory|policy` (the CLI's JSON), `/metrics`
+ * build at `/`; `/api/jobs|memory|policy|cluster` (the CLI's JSON; cluster:
+ * `{available, jobs}` or `{available: false, reason}`), `/metrics`
  * (Prometheus text) and the WebSocket `/api/events` (SalusApi calls and state
  * events, see core/protocol/bridge.ts) need the token, as a Bearer header or
  * `?token=`. Listens on 127.0.0.1 unless told otherwise.
@@ -17,6 +18,7 @@ import { runControl } from '../server/control.js';
 import { createServiceMetrics } from '../server/prometheus.js';
 import { BRIDGE_METHODS, type BridgeCall, type BridgeMessage } from '../protocol/bridge.js';
 import type { ServiceEvent } from '../protocol/api.js';
+import { clusterJobsAnswer } from '../cluster/clusterJobs.js';
 
 /** Where `npm run build:renderer` puts the panel (dist/renderer beside dist/core). */
 export const RENDERER_DIR = fileURLToPath(new URL('../../renderer/', import.meta.url));
@@ -156,10 +158,15 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
       '/api/memory': () => service.memoryMap(),
       '/api/policy': () => { const p = service.policyInfo(); return { name: p.name, params: p.params, knobs: p.knobs }; },
       '/api/snapshot': () => service.snapshot(),
+      '/api/cluster': () => clusterJobsAnswer(),
     };
     const route = routes[url.pathname];
-    if (route && request.method === 'GET') sendJson(response, 200, route());
-    else sendJson(response, 404, { error: `no route ${request.method} ${url.pathname}` });
+    if (route && request.method === 'GET') {
+      Promise.resolve().then(route).then(
+        (body) => sendJson(response, 200, body),
+        (error: Error) => sendJson(response, 500, { error: error.message }),
+      );
+    } else sendJson(response, 404, { error: `no route ${request.method} ${url.pathname}` });
   });
 
   server.on('upgrade', (request, socket, head) => {

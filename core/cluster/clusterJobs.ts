@@ -8,27 +8,11 @@
  */
 import { table } from '../cli/format.js';
 import { SLURM_COMMENT } from './batchScript.js';
-import { runSlurm, SlurmCommandError } from './slurmCommands.js';
+import { runSlurm, SlurmCommandError, SlurmNotFoundError } from './slurmCommands.js';
+import type { ClusterJob, ClusterJobs } from '../protocol/cluster.js';
 import { restCancel, restConfig, restJobsJson } from './slurmRest.js';
 
-/** One row of `salus jobs --cluster --json`. Times are epoch milliseconds; null until they happen. */
-export interface ClusterJob {
-  slurmJobId: string;
-  name: string;
-  user: string;
-  /** Slurm's state: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, … */
-  state: string;
-  /** The node Slurm put it on; null while pending. */
-  node: string | null;
-  partition: string;
-  submittedAt: number | null;
-  startedAt: number | null;
-  finishedAt: number | null;
-  /** The batch script's exit code once it ended (null before, or where squeue does not say). */
-  exitCode: number | null;
-  /** Its output file as Slurm was given it (`%j` and friends unexpanded), where squeue says. */
-  output: string | null;
-}
+export type { ClusterJob } from '../protocol/cluster.js';
 
 const seconds = (value: unknown) => (typeof value === 'number' && value > 0 ? value * 1000 : null);
 
@@ -78,6 +62,16 @@ export async function listClusterJobs(): Promise<ClusterJob[]> {
     jobs = parseSqueueText(await runSlurm('squeue', ['-h', '-t', 'all', '-o', SQUEUE_FORMAT], { query: true }));
   }
   return jobs.sort((a, b) => Number(a.slurmJobId) - Number(b.slurmJobId));
+}
+
+/** The panel's "cluster jobs": listClusterJobs, or `{available: false, reason}` where Slurm is not installed. */
+export async function clusterJobsAnswer(): Promise<ClusterJobs> {
+  try {
+    return { available: true, jobs: await listClusterJobs() };
+  } catch (error) {
+    if (error instanceof SlurmNotFoundError) return { available: false, reason: error.message };
+    throw error;
+  }
 }
 
 /** The table of `salus jobs --cluster`. */

@@ -4,6 +4,7 @@
  * `ipcRenderer.invoke`; the headless panel implements it over the WebSocket at
  * `/api/events`. The renderer knows this interface and nothing else of the host.
  */
+import type { ClusterJobs } from './cluster.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from './state.js';
 
 /** A change pushed by the service. `snapshot` replaces everything; the others replace one part. */
@@ -60,6 +61,14 @@ export interface SalusApi {
   jobOutput(id: string): Promise<string>;
   /** The example jobs on the service's machine, ready for `launchJob`. */
   exampleJobs(): Promise<ExampleJob[]>;
+  /**
+   * The cluster's Salus jobs from Slurm, as `salus jobs --cluster --json` lists
+   * them, asked where the service runs; `{available: false, reason}` where that
+   * machine has no Slurm.
+   */
+  clusterJobs(): Promise<ClusterJobs>;
+  /** Ends a Slurm job (its Slurm id) with `scancel`, or slurmrestd where one is configured. */
+  killClusterJob(slurmJobId: string): Promise<void>;
   /**
    * Desktop host only: the checked path of a file dropped on the window (a DOM
    * `File`), so the job runs in place, next to the files it imports. Hosts without

@@ -14,7 +14,7 @@ export type BridgeMethod = Exclude<keyof SalusApi, 'subscribe' | 'onConnection' 
 
 export const BRIDGE_METHODS: readonly BridgeMethod[] = [
   'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob',
-  'setPriority', 'launchJob', 'uploadJob', 'jobOutput', 'exampleJobs',
+  'setPriority', 'launchJob', 'uploadJob', 'jobOutput', 'exampleJobs', 'clusterJobs', 'killClusterJob',
 ];
 
 export interface BridgeCall {

@@ -11,8 +11,11 @@ import { ControlError, type SalusService } from './service.js';
 import { listExampleJobs } from './examples.js';
 import type { JobLauncher, LaunchCaller } from './launcher.js';
 import { historyFilterSchema, listHistory } from '../history/control.js';
+import { cancelSlurmJob, clusterJobsAnswer } from '../cluster/clusterJobs.js';
+import { SLURM_JOB_ID } from '../protocol/cluster.js';
 
 const jobId = z.string().min(1).max(64);
+const slurmJobId = z.string().regex(SLURM_JOB_ID, 'a Slurm job id (digits, or ARRAY_TASK)');
 const params = z.record(z.string(), z.union([z.number(), z.boolean()]));
 const policyName = z.string().max(64).transform((name, ctx) => {
   const upper = name.toUpperCase();
@@ -37,6 +40,8 @@ const methods = {
   setPriority: { params: z.tuple([jobId, z.number().finite()]), run: (s: SalusService, [id, p]: [string, number]) => { s.setPriority(id, p); return null; } },
   jobOutput: { params: z.tuple([jobId]), run: (s: SalusService, [id]: [string]) => s.jobOutput(id) },
   exampleJobs: { params: z.tuple([]), run: () => listExampleJobs() },
+  clusterJobs: { params: z.tuple([]), run: () => clusterJobsAnswer() },
+  killClusterJob: { params: z.tuple([slurmJobId]), run: async (_s: SalusService, [id]: [string]) => { await cancelSlurmJob(id); return null; } },
   history: { params: z.tuple([historyFilterSchema.optional()]), run: (s: SalusService, [filter]: [z.infer<typeof historyFilterSchema>?]) => listHistory(s, filter ?? {}) },
   appendOutput: {
     params: z.tuple([z.number().int().positive(), z.string().max(1024 * 1024)]),

@@ -114,6 +114,14 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     expect(table).toMatch(new RegExp(`^${a}\\s+slurm-a\\s+COMPLETED\\s+node1\\s`, 'm'));
   }, 90_000);
 
+  it('the panel\'s clusterJobs (a control call, as the bridge makes it) lists what salus jobs --cluster does', async () => {
+    const control = await node1.control();
+    const answer = await control.call<{ available: boolean; jobs: ClusterJob[] }>('clusterJobs');
+    expect(answer.available).toBe(true);
+    expect(answer.jobs.map((job) => job.slurmJobId)).toEqual((await node1.json<ClusterJob[]>(['jobs', '--cluster'])).map((job) => job.slurmJobId));
+    await expect(control.call('killClusterJob', 'all')).rejects.toThrow(/Slurm job id/);
+  });
+
   it('salus memory --cluster reads each node\'s memory map from its service, and says which it cannot reach', async () => {
     const maps = await node1.json<NodeMemory[]>(['memory', '--cluster', '--socket', socketPattern]);
     expect(maps.map((entry) => [entry.node, entry.serviceNode, entry.memory?.capacityBytes, entry.error])).toEqual([

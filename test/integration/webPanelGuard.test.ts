@@ -5,7 +5,8 @@
  * panel may launch — without handing the token to the job.
  */
 import { request } from 'node:http';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -115,5 +116,51 @@ describe('launching from the web panel', () => {
     expect(output).not.toContain(TOKEN);
     await until(() => !existsSync(file), 'the uploaded file to be removed');
     expect(readdirSync(join(service.dir, 'jobs'))).toEqual([]);
+  });
+});
+
+describe('the cluster view\'s route', () => {
+  // A service whose PATH has no Slurm: the route answers {available: false} rather than failing.
+  let bare: TestService;
+  let bareBase: URL;
+  beforeAll(async () => {
+    bare = await startService(['--http', '127.0.0.1:0', '--memory', '64MiB'], { SALUS_TOKEN: TOKEN, PATH: mkdtempSync(join(tmpdir(), 'salus-no-slurm-')) });
+    bareBase = new URL((await until(() => /salus: panel at (\S+)/.exec(bare.log()), 'the panel URL'))[1]);
+  });
+  afterAll(async () => { await bare?.stop(); });
+
+  it('needs the token, the panel\'s host and origin like the other API routes, and says when there is no Slurm', async () => {
+    const at = (path: string, headers: Record<string, string>) => new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: bareBase.hostname, port: bareBase.port, path, headers }, (response) => {
+        let body = '';
+        response.on('data', (chunk) => { body += chunk; });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const host = bareBase.host;
+    expect((await at('/api/cluster', { host })).status).toBe(401);
+    expect((await at('/api/cluster?token=wrong', { host })).status).toBe(401);
+    expect((await at('/api/cluster', { authorization: `Bearer ${TOKEN}`, host: `evil.example:${bareBase.port}` })).status).toBe(403);
+    expect((await at('/api/cluster', { authorization: `Bearer ${TOKEN}`, host, origin: 'http://evil.example' })).status).toBe(403);
+    const answer = await at('/api/cluster', { authorization: `Bearer ${TOKEN}`, host });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ available: false, reason: expect.stringMatching(/Slurm not found \(no `squeue` on PATH\)/) });
+  });
+
+  it('answers clusterJobs over the bridge too, and refuses a kill of something that is not a Slurm id', async () => {
+    const ws = new WebSocket(`ws://${bareBase.host}/api/events?token=${TOKEN}`);
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    const answers = new Map<number, any>();
+    ws.on('message', (data) => { const m = JSON.parse(String(data)); if (typeof m.id === 'number') answers.set(m.id, m); });
+    ws.send(JSON.stringify({ id: 1, method: 'clusterJobs', params: [] }));
+    ws.send(JSON.stringify({ id: 2, method: 'killClusterJob', params: ['1; rm -rf /'] }));
+    ws.send(JSON.stringify({ id: 3, method: 'killClusterJob', params: ['123'] }));
+    await until(() => answers.size === 3, 'three answers');
+    ws.close();
+    expect(answers.get(1).result).toMatchObject({ available: false });
+    expect(answers.get(2).error.message).toMatch(/Slurm job id/);
+    expect(answers.get(3).error.message).toMatch(/Slurm not found \(no `scancel` on PATH\)/);
   });
 });

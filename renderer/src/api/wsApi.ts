@@ -6,6 +6,7 @@
  * no caller hangs on a connection that is gone.
  */
 import type { ConnectionState, ExampleJob, LaunchRequest, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
+import type { ClusterJobs } from '../../../core/protocol/cluster.js';
 import type { BridgeCall, BridgeMessage, BridgeMethod } from '../../../core/protocol/bridge.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../../../core/protocol/state.js';
 
@@ -186,5 +187,7 @@ export function createWsApi(url: string, options: WsApiOptions = {}): WsApi {
     uploadJob: (fileName: string, source: string) => call<{ file: string }>('uploadJob', [fileName, source]),
     jobOutput: (id: string) => call<string>('jobOutput', [id]),
     exampleJobs: () => call<ExampleJob[]>('exampleJobs', []),
+    clusterJobs: () => call<ClusterJobs>('clusterJobs', []),
+    killClusterJob: (id: string) => call<void>('killClusterJob', [id]),
   };
 }

@@ -64,11 +64,10 @@ export function PriorityInput({ job }: { job: JobInfo }): ReactElement {
 const KILL_CONFIRM_MS = 4000;
 
 /**
- * Pause or resume, and kill, for a job that can still run. Kill takes two
- * presses (the first arms it for a few seconds), since it cannot be undone.
+ * A Kill button that takes two presses (the first arms it for a few seconds),
+ * since a kill cannot be undone. `name` labels it for screen readers.
  */
-export function JobActions({ job, withLabels = false }: { job: JobInfo; withLabels?: boolean }): ReactElement | null {
-  const commands = useCommands();
+export function KillButton({ name, onKill, withLabel = false }: { name: string; onKill: () => void; withLabel?: boolean }): ReactElement {
   const [armed, setArmed] = useState(false);
 
   useEffect(() => {
@@ -77,6 +76,30 @@ export function JobActions({ job, withLabels = false }: { job: JobInfo; withLabe
     return () => clearTimeout(timer);
   }, [armed]);
 
+  return (
+    <button
+      type="button"
+      className={`icon-button danger${armed ? ' armed' : ''}`}
+      aria-label={armed ? `Confirm: kill ${name}` : `Kill ${name}`}
+      title={armed ? 'Press again to kill' : 'Kill'}
+      onBlur={() => setArmed(false)}
+      onClick={() => {
+        if (!armed) {
+          setArmed(true);
+          return;
+        }
+        setArmed(false);
+        onKill();
+      }}
+    >
+      <StopIcon />{armed ? <span>Kill?</span> : withLabel ? <span>Kill</span> : null}
+    </button>
+  );
+}
+
+/** Pause or resume, and kill (see KillButton), for a job that can still run. */
+export function JobActions({ job, withLabels = false }: { job: JobInfo; withLabels?: boolean }): ReactElement | null {
+  const commands = useCommands();
   if (!isActive(job)) return null;
   const canPause = job.state === 'running' || job.state === 'queued';
   return (
@@ -90,23 +113,7 @@ export function JobActions({ job, withLabels = false }: { job: JobInfo; withLabe
           <PlayIcon />{withLabels ? <span>Resume</span> : null}
         </button>
       )}
-      <button
-        type="button"
-        className={`icon-button danger${armed ? ' armed' : ''}`}
-        aria-label={armed ? `Confirm: kill ${job.name}` : `Kill ${job.name}`}
-        title={armed ? 'Press again to kill' : 'Kill'}
-        onBlur={() => setArmed(false)}
-        onClick={() => {
-          if (!armed) {
-            setArmed(true);
-            return;
-          }
-          setArmed(false);
-          void commands.killJob(job.id);
-        }}
-      >
-        <StopIcon />{armed ? <span>Kill?</span> : withLabels ? <span>Kill</span> : null}
-      </button>
+      <KillButton name={job.name} withLabel={withLabels} onKill={() => void commands.killJob(job.id)} />
     </div>
   );
 }

@@ -6,6 +6,7 @@
  */
 import type { ConnectionState, LaunchRequest, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
 import type { JobInfo, PolicyName, ServiceSnapshot } from '../../../core/protocol/state.js';
+import type { ClusterJob } from '../../../core/protocol/cluster.js';
 import { demoPolicy, demoSnapshot } from './demoSnapshot.js';
 
 /** How lively the simulation is. */
@@ -101,6 +102,13 @@ export function createDemoApi(options: DemoApiOptions = {}): SalusApi {
     emit({ type: 'memory', memory: structuredClone(snap.memory) });
   };
 
+  const started = Date.now();
+  const clusterJobs: ClusterJob[] = [
+    { slurmJobId: '4101', name: 'resnet-sweep-1', user: 'demo', state: 'RUNNING', node: 'gpu-node1', partition: 'gpu', submittedAt: started - 600_000, startedAt: started - 540_000, finishedAt: null, exitCode: null, output: 'slurm-%j.out' },
+    { slurmJobId: '4102', name: 'resnet-sweep-2', user: 'demo', state: 'RUNNING', node: 'gpu-node1', partition: 'gpu', submittedAt: started - 590_000, startedAt: started - 300_000, finishedAt: null, exitCode: null, output: 'slurm-%j.out' },
+    { slurmJobId: '4103', name: 'bert-finetune', user: 'demo', state: 'PENDING', node: null, partition: 'gpu', submittedAt: started - 60_000, startedAt: null, finishedAt: null, exitCode: null, output: 'slurm-%j.out' },
+  ];
+
   return {
     snapshot: async () => structuredClone(snap),
     subscribe(listener) {
@@ -163,6 +171,13 @@ export function createDemoApi(options: DemoApiOptions = {}): SalusApi {
         { name: 'wgsl-train', file: '/demo/assets/jobs/wgsl-train.js', description: 'a 2-layer MLP trained by plain SGD, written directly against WebGPU with WGSL compute shaders.' },
         { name: 'tfjs-train', file: '/demo/assets/jobs/tfjs-train.js', description: 'TensorFlow.js on its WebGPU backend, used as any TF.js user would (no flags, no patches).' },
       ];
+    },
+    async clusterJobs() {
+      return { available: true as const, jobs: structuredClone(clusterJobs) };
+    },
+    async killClusterJob(id) {
+      const found = clusterJobs.find((j) => j.slurmJobId === id);
+      if (found) Object.assign(found, { state: 'CANCELLED', finishedAt: Date.now() });
     },
     async jobOutput(id) {
       const found = job(id);

@@ -5,6 +5,7 @@
  */
 import type { ExampleJob, SalusApi } from '../../../core/protocol/api.js';
 import type { PolicyInfo, PolicyName, PolicyParamValue } from '../../../core/protocol/state.js';
+import type { ClusterJobs } from '../../../core/protocol/cluster.js';
 import { buildLaunchRequest } from './launchRequest.js';
 import type { PanelStore } from './panelStore.js';
 
@@ -29,6 +30,10 @@ export interface Commands {
   loadExamples(): Promise<void>;
   /** Loads the open job's output into the drawer. */
   loadOutput(jobId: string): Promise<void>;
+  /** The cluster's Salus jobs for the Cluster view; a failure comes back as `{ available: null, error }`. */
+  clusterJobs(): Promise<ClusterJobs | { available: null; error: string }>;
+  /** Cancels a Slurm job (scancel where the service runs); a failure becomes a notice. */
+  killClusterJob(slurmJobId: string, name: string): Promise<void>;
 }
 
 function message(error: unknown): string {
@@ -137,6 +142,10 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
         state().setOutput(jobId, { error: message(error) });
       }
     },
+
+    clusterJobs: () => api.clusterJobs().catch((error: unknown) => ({ available: null, error: message(error) })),
+    killClusterJob: (slurmJobId, name) =>
+      attempt(`Could not cancel Slurm job ${slurmJobId} (${name})`, () => api.killClusterJob(slurmJobId)),
   };
 }
 

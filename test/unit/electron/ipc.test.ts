@@ -46,7 +46,7 @@ describe('IPC gate', () => {
 
   it('handles one channel per SalusApi method plus the desktop ones', () => {
     expect([...ipcMain.handlers.keys()].sort()).toEqual(Object.keys(INVOKE_SCHEMAS).map((m) => `salus:${m}`).sort());
-    expect(ipcMain.handlers.size).toBe(14);
+    expect(ipcMain.handlers.size).toBe(16);
   });
 
   it('answers the panel', async () => {
@@ -78,6 +78,7 @@ describe('IPC gate', () => {
     ['salus:killJob', [], /killJob: invalid arguments/],
     ['salus:killJob', ['j1', 'extra'], /killJob: invalid arguments/],
     ['salus:killJob', [''], /killJob: invalid arguments: 0:/],
+    ['salus:killClusterJob', ['1; rm -rf /'], /killClusterJob: invalid arguments: 0:/],
     ['salus:setPolicy', ['BOGUS'], /setPolicy: invalid arguments: 0:/],
     ['salus:setPolicyParams', [{ holdMs: 'soon' }], /setPolicyParams: invalid arguments/],
     ['salus:launchJob', [{ file: '/x.js', evil: true }], /launchJob: invalid arguments/],

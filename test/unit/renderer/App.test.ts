@@ -38,6 +38,18 @@ describe('App', () => {
     expect(screen.getByText('Connected')).toBeInTheDocument();
   });
 
+  it('switches the job queue for the cluster\'s Slurm jobs on its tab, asking Slurm only then', async () => {
+    const user = userEvent.setup();
+    const { api } = renderPanel(createElement(App));
+    expect(screen.getByRole('tab', { name: 'This GPU' })).toHaveAttribute('aria-selected', 'true');
+    expect(api.clusterJobs).not.toHaveBeenCalled();
+    await user.click(screen.getByRole('tab', { name: 'Cluster (Slurm)' }));
+    expect(await screen.findByRole('cell', { name: 'slurm-a' })).toBeInTheDocument();
+    expect(screen.queryByRole('table', { name: /^Jobs/ })).toBeNull();
+    await user.click(screen.getByRole('tab', { name: 'This GPU' }));
+    expect(screen.getByRole('table', { name: /^Jobs/ })).toBeInTheDocument();
+  });
+
   it('shows no banner on a hardware GPU, and lets the banner be dismissed', async () => {
     const user = userEvent.setup();
     const snapshot = demoSnapshot(1);

@@ -8,6 +8,7 @@ import { render, type RenderResult } from '@testing-library/react';
 import { vi, type Mock } from 'vitest';
 import type { ConnectionState, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
 import type { ServiceSnapshot } from '../../../core/protocol/state.js';
+import type { ClusterJob } from '../../../core/protocol/cluster.js';
 import { demoSnapshot } from '../../../renderer/src/dev/demoSnapshot.js';
 import { createCommands } from '../../../renderer/src/store/commands.js';
 import { PanelContext } from '../../../renderer/src/store/hooks.js';
@@ -21,6 +22,13 @@ export interface FakeApi extends Spied<SalusApi> {
   /** Reports a connection state to every `onConnection` listener. */
   setConnection(state: ConnectionState): void;
 }
+
+/** What the fake API's `clusterJobs` lists: a running job on node1, a pending one, and one that finished. */
+export const FAKE_CLUSTER_JOBS: ClusterJob[] = [
+  { slurmJobId: '101', name: 'slurm-a', user: 'ada', state: 'RUNNING', node: 'node1', partition: 'gpu', submittedAt: 1_699_999_000_000, startedAt: 1_699_999_880_000, finishedAt: null, exitCode: null, output: null },
+  { slurmJobId: '102', name: 'slurm-b', user: 'ada', state: 'PENDING', node: null, partition: 'gpu', submittedAt: 1_699_999_900_000, startedAt: null, finishedAt: null, exitCode: null, output: null },
+  { slurmJobId: '99', name: 'slurm-old', user: 'ada', state: 'COMPLETED', node: 'node2', partition: 'gpu', submittedAt: 1_699_999_000_000, startedAt: 1_699_999_000_000, finishedAt: 1_699_999_065_000, exitCode: 0, output: null },
+];
 
 /** A fake API answering from `snapshot` (the demo snapshot, fixed clock, by default). */
 export function createFakeApi(snapshot: ServiceSnapshot = demoSnapshot(1_700_000_000_000)): FakeApi {
@@ -47,6 +55,8 @@ export function createFakeApi(snapshot: ServiceSnapshot = demoSnapshot(1_700_000
     launchJob: vi.fn(async () => ({ jobId: 'new-job' })),
     uploadJob: vi.fn(async (fileName: string) => ({ file: `/srv/salus/jobs/${fileName}` })),
     jobOutput: vi.fn(async (id: string) => `output of ${id}\n`),
+    clusterJobs: vi.fn(async () => ({ available: true as const, jobs: structuredClone(FAKE_CLUSTER_JOBS) })),
+    killClusterJob: vi.fn(async () => undefined),
     exampleJobs: vi.fn(async () => [
       { name: 'wgsl-train', file: '/opt/salus/assets/jobs/wgsl-train.js', description: 'a 2-layer MLP trained with WGSL compute shaders.' },
       { name: 'tfjs-train', file: '/opt/salus/assets/jobs/tfjs-train.js', description: 'TensorFlow.js on its WebGPU backend.' },
