@@ -103,6 +103,8 @@ export class Residency {
   private readonly sessions = new Set<ResidentSession>();
   /** Page-outs in flight, so a job's next batch waits for its own before paging back in. */
   private readonly inFlight = new Map<BufferLease, Promise<PageResult>>();
+  /** Batches waiting for room, woken when a job's batch ends or a job leaves. */
+  private readonly waiters = new Set<() => void>();
   /** One preparation at a time: two jobs never page each other out at once. */
   private turn: Promise<void> = Promise.resolve();
 
@@ -117,11 +119,20 @@ export class Residency {
 
   remove(session: ResidentSession): void {
     this.sessions.delete(session);
+    this.wakeWaiters();
   }
 
   /** The job's batch ended, or waits for a grant: room held for its allocations goes back. */
   release(session: ResidentSession): void {
     this.memory.holdRoom(session.jobId, 0);
+    this.wakeWaiters();
+  }
+
+  /** Batches waiting for room try again now: a job just went idle (its buffers may page) or left. */
+  private wakeWaiters(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiters) wake();
   }
 
   /** Makes room for the batch and makes every buffer of its job resident; resolves when it may replay (undefined: at once). */
@@ -164,7 +175,12 @@ export class Residency {
       }
       if (performance.now() > deadline || session.isClosed) return;
       session.busy = false;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      // Until another job's batch ends (its buffers may page now: busy jobs' gaps are short) or a while passes.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { this.waiters.delete(wake); resolve(); }, wait);
+        const wake = () => { clearTimeout(timer); resolve(); };
+        this.waiters.add(wake);
+      });
       session.busy = true;
     }
   }

@@ -389,23 +389,25 @@ export class SalusService extends EventEmitter {
   private readonly measured = new Map<string, MeasuredProfile | null>();
 
   /**
-   * The memory a waiting job asks admission for: what it declared, else what the newest clean run of the same
-   * file and arguments measured (its state and its largest iteration), so a job profiled once is admitted on
-   * its real needs; a job seen for the first time is admitted on nothing and measured as it runs.
+   * The memory a waiting job asks admission for: what it declared, else the largest iteration that the newest
+   * clean run of the same file and arguments measured, so its lane has room for its iterations before the
+   * first one (ephemeral memory cannot page). Its persistent memory is not reserved from the profile: it is
+   * counted as it is allocated, and may page, so a program that ran before is never held back where it would
+   * run slower by paging. A job seen for the first time is admitted on nothing and measured as it runs.
    */
-  private admissionHints(job: JobRecord): { persistentBytes?: number; ephemeralBytes?: number } {
+  private admissionHints(job: JobRecord): JobHints {
     const { persistentBytes, ephemeralBytes } = job.hints;
-    if (persistentBytes !== undefined || ephemeralBytes !== undefined || !job.file || !this.history) return { persistentBytes, ephemeralBytes };
+    if (persistentBytes !== undefined || ephemeralBytes !== undefined || !job.file || !this.history) return job.hints;
     if (!this.measured.has(job.id)) {
       const profile = this.history.measuredProfile(job.file, job.args);
       this.measured.set(job.id, profile);
       if (profile) {
         this.log(`salus: ${job.id} declares no memory; ${profile.jobId} (run ${profile.runId}) ran it and measured ` +
-          `${formatBytes(profile.persistentBytes)} of state and ${formatBytes(profile.ephemeralBytes)} per iteration: admission counts those`);
+          `${formatBytes(profile.persistentBytes)} of state and ${formatBytes(profile.ephemeralBytes)} per iteration: its lane makes room for that`);
       }
     }
     const profile = this.measured.get(job.id);
-    return profile ? { persistentBytes: profile.persistentBytes, ephemeralBytes: profile.ephemeralBytes } : {};
+    return profile ? { ...job.hints, ephemeralBytes: profile.ephemeralBytes } : job.hints;
   }
 
   /** Tries every waiting job in arrival order: a small job may pass a big one that still waits. */

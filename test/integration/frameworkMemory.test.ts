@@ -72,29 +72,29 @@ describe('discarded contents of pooled buffers', () => {
 });
 
 describe('admission from what an earlier run measured', () => {
-  it('admits a job that declares nothing on its program\'s last clean run: its state and largest iteration', async () => {
-    const job = join(ROOT, 'test/fixtures/jobs/accessKinds.js');
-    const args = ['--', '--iterations', '3', '--scale', '4', '--pause-ms', '300'];
-    const first = await service.startJob(['--name', 'measured-1', job, ...args]).done;
-    expect(first.code, first.stderr).toBe(0);
+  it('sizes the lane of a job that declares nothing for its program\'s last clean run\'s largest iteration', async () => {
+    const TFJS = join(ROOT, 'assets/jobs/tfjs-train.js');
+    const args = ['--', '--iterations', '2', '--batch', '512', '--hidden', '64', '--log-every', '1'];
+    const first = await service.startJob(['--name', 'measured-1', TFJS, ...args]).done;
+    expect(first.code, first.stderr.slice(-2000)).toBe(0);
     const [measured] = await service.waitForJobs((all) => {
       const ours = all.filter((j) => j.name === 'measured-1' && j.finishedAt);
       return ours.length === 1 && ours;
     });
-    expect(measured.memory.stateBytes).toBeGreaterThan(64 * 1024);
-    // The same program and arguments again, declaring nothing: admission reserves the measured state (+10%).
-    const second = service.startJob(['--name', 'measured-2', job, ...args]);
+    expect(measured.memory.ephemeralPeakBytes).toBeGreaterThan(256 * 1024);
+    // Again, declaring nothing: its lane has room for an iteration as soon as it is admitted, before TF.js has run one.
+    const second = service.startJob(['--name', 'measured-2', TFJS, ...args]);
     const control = await service.control();
-    let reserved = 0;
-    while (reserved === 0) {
-      const id = (await control.call<any[]>('jobs')).find((j) => j.name === 'measured-2' && j.state === 'running')?.id;
-      reserved = (await control.call<any>('memory')).jobs.find((j: any) => j.id === id)?.reservedPersistentBytes ?? 0;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    let lane: any;
+    while (!lane) {
+      const job = (await control.call<any[]>('jobs')).find((j) => j.name === 'measured-2' && j.lane);
+      if (job) lane = (await control.call<any>('memory')).lanes.find((l: any) => l.id === job.lane);
+      else await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    expect(reserved).toBeGreaterThanOrEqual(Math.floor(measured.memory.stateBytes * 1.1));
+    expect(lane.sizeBytes).toBeGreaterThanOrEqual(measured.memory.ephemeralPeakBytes);
     expect((await second.done).code).toBe(0);
     expect(service.log()).toMatch(new RegExp(`job-\\d+ declares no memory; ${measured.id} \\(run \\d+\\) ran it and measured`));
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('TF.js trainers whose pools together pass capacity', () => {

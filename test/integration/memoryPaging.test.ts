@@ -68,6 +68,12 @@ describe('paging jobs whose persistent memory passes capacity', () => {
     const memory = await service.json<any>(['memory']);
     expect(memory).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
     expect(service.log()).not.toMatch(/uncaptured GPU error|internal error/);
+
+    // Again, now that the history knows each needs 7.8 MiB: the measured figures do not make the second wait.
+    const again = [service.startJob(['--name', 'again-a', JOB, ...ARGS]).done, service.startJob(['--name', 'again-b', JOB, ...ARGS]).done];
+    expect(await watchMemory((m) => m.jobs.length === 2 && m.jobs.some((j: any) => j.pagedOutBytes > 0), Promise.all(again))).not.toBeNull();
+    for (const run of await Promise.all(again)) expect(lastJson(run.stdout)).toEqual(lastJson(local.stdout));
+    expect(service.log()).toMatch(/declares no memory; job-\d+ \(run \d+\) ran it and measured 7\.\d+ MiB of state and 0 B per iteration/);
   }, 120_000);
 
   it('gives every byte back when a job is killed while its buffers are paged out', async () => {
