@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cdfChart, cdfPoints, lineChart, niceTicks } from '../../../bench/figures.js';
-import { memoryRatio } from '../../../bench/evaluation/memory.js';
+import { memoryOverRun, memoryRatio } from '../../../bench/evaluation/memory.js';
+import type { JobInfo } from '../../../core/protocol/state.js';
 import type { Sample } from '../../../bench/paper/common.js';
 
 describe('niceTicks', () => {
@@ -62,5 +63,31 @@ describe('memoryRatio (E6)', () => {
 
   it('is null when no sample held memory', () => {
     expect(memoryRatio([sample(1, 0, 0, 0)])).toBeNull();
+  });
+});
+
+describe('memoryOverRun (E6 over a run)', () => {
+  const sample = (at: number, persistentBytes: number, laneBytes: number, jobs: { name: string; persistentBytes: number }[] = []): Sample => ({
+    at, busyShare: 0, running: 1, queued: 0, lanes: 1, usedBytes: persistentBytes + laneBytes, persistentBytes, laneBytes, mpsBytes: 0,
+    jobs: jobs.map((j) => ({ ...j, ephemeralPeakBytes: 0 })),
+  });
+  const info = (name: string, stateBytes: number, ephemeralPeakBytes: number) => ({ name, memory: { persistentBytes: 0, ephemeralPeakBytes, stateBytes } }) as unknown as JobInfo;
+
+  it('is Σ(stateBytes + ephemeral peak) over the most ΣP + Σ lanes held: one lane shared by three jobs', () => {
+    // Three jobs of P 1 KiB and E 3 KiB on one lane of 3 KiB: MPS-style 12 KiB, held at most 6 KiB.
+    const infos = [info('a', 1024, 3072), info('b', 1024, 3072), info('c', 1024, 3072)];
+    const result = memoryOverRun(infos, [sample(1, 1024, 3072), sample(2, 3072, 3072), sample(3, 2048, 3072)]);
+    expect(result).toMatchObject({ mpsKiB: 12, oursKiB: 6, ratio: 2, sumPKiB: 3, sumEKiB: 9, maxEKiB: 3, at: 2 });
+    expect(result!.jobs.every((j) => j.persistentFrom === 'stateBytes')).toBe(true);
+  });
+
+  it('takes a job\'s largest sampled persistent bytes where it measured no state', () => {
+    const result = memoryOverRun([info('a', 0, 1024)], [sample(1, 2048, 1024, [{ name: 'a', persistentBytes: 2048 }]), sample(2, 1024, 1024, [{ name: 'a', persistentBytes: 1024 }])]);
+    expect(result!.jobs[0]).toEqual({ name: 'a', persistentBytes: 2048, ephemeralBytes: 1024, persistentFrom: 'sampled' });
+    expect(result).toMatchObject({ mpsKiB: 3, oursKiB: 3, ratio: 1 });
+  });
+
+  it('is null when nothing was held', () => {
+    expect(memoryOverRun([info('a', 1024, 1024)], [sample(1, 0, 0)])).toBeNull();
   });
 });
