@@ -93,6 +93,18 @@ export function slurmJobIdOf(id: string): string | null {
 /** Ends a Slurm job with `scancel`; Slurm's refusal is relayed. */
 export async function cancelSlurmJob(slurmJobId: string): Promise<void> {
   const rest = restConfig();
-  if (rest) await restCancel(rest, slurmJobId);
-  else await runSlurm('scancel', [slurmJobId], { notFoundHint: 'install slurm-client to end a Slurm job' });
+  if (rest) {
+    await restCancel(rest, slurmJobId);
+    return;
+  }
+  // scancel of a job Slurm does not know says so on stderr but exits 0: ask squeue first, which fails for it.
+  try {
+    await runSlurm('squeue', ['--noheader', '--jobs', slurmJobId, '--format', '%i'], { query: true, notFoundHint: 'install slurm-client to end a Slurm job' });
+  } catch (error) {
+    if (error instanceof SlurmCommandError && /invalid job id/i.test(error.stderr)) {
+      throw new Error(`salus: Slurm has no job ${slurmJobId} (it ended a while ago, or never was): see salus jobs --cluster`);
+    }
+    throw error;
+  }
+  await runSlurm('scancel', [slurmJobId], { notFoundHint: 'install slurm-client to end a Slurm job' });
 }

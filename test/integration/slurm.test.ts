@@ -185,6 +185,10 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     const job = (await node1.json<ClusterJob[]>(['jobs', '--cluster'])).find((j) => j.slurmJobId === id);
     expect(job?.state).toBe('CANCELLED');
     await node2.waitForJobs((jobs) => jobs.some((j) => j.name === 'long' && ['killed', 'failed', 'done'].includes(j.state)), 15_000);
+    // A job Slurm does not know is said so (scancel alone would exit 0).
+    const unknown = await node1.cli(['kill', 'slurm:987654']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/Slurm has no job 987654/);
   });
 
   it.skipIf(restMissing !== null)('goes through slurmrestd where one is configured, with no Slurm command on PATH', async () => {
