@@ -19,7 +19,7 @@
  *    first N that misses. C = the most the service held for them (Σ P + Σ lanes,
  *    sampled; memory is not capped: ORT's first run asks for more than its
  *    steady peak). Each server's MPS-style need is its own P + E in that same run
- *    (P its stateBytes, E its ephemeral peak: ./memory.ts).
+ *    (P the larger of its stateBytes and its sampled persistent peak, E its ephemeral peak: ./memory.ts).
  * Jobs per device: ours = the largest N that met the SLO; one job per device = 1;
  * MPS-style = N over the devices first-fit `Σ (P + E) ≤ C` needs
  * (bench/paper/inference.ts's `mpsGpus`).
@@ -176,7 +176,7 @@ const p99 = (values: readonly number[]) => round(quantile(values, 0.99), 1);
 
 export async function benchZooInference(overrides: Partial<ZooInferenceOptions> = {}, log: (line: string) => void = () => {}): Promise<BenchResult> {
   const options: ZooInferenceOptions = { ...ZOO_INFERENCE_DEFAULTS, ...overrides };
-  const method = `ort-serve.js servers (${options.sizes.join(', ')} in turn; batch 1) with Poisson requests at ${options.ratePerS} req/s each for ${options.durationS} s after its warm-up, started and ORT loaded before release (bench/traceRun.ts, node --liftoff-only), released ${options.staggerMs} ms apart on one FAIR service with one work-conserving lane; SLO p99 ≤ max(${options.sloFloorMs} ms, ${options.sloSoloFactor} × solo p99), solo = one server alone at ${options.soloRatePerS} req/s; p99 over requests that arrived after all were warm and before the first server's schedule ended; ladder of counts stops at the first past the SLO or failed; C = the most the service held (ΣP + Σ lanes); MPS-style devices by first-fit of each server's P + E (P its stateBytes, E its ephemeral peak; same run) into C. Each run has a deadline and fails at a server's first error.`;
+  const method = `ort-serve.js servers (${options.sizes.join(', ')} in turn; batch 1) with Poisson requests at ${options.ratePerS} req/s each for ${options.durationS} s after its warm-up, started and ORT loaded before release (bench/traceRun.ts, node --liftoff-only), released ${options.staggerMs} ms apart on one FAIR service with one work-conserving lane; SLO p99 ≤ max(${options.sloFloorMs} ms, ${options.sloSoloFactor} × solo p99), solo = one server alone at ${options.soloRatePerS} req/s; p99 over requests that arrived after all were warm and before the first server's schedule ended; ladder of counts stops at the first past the SLO or failed; C = the most the service held (ΣP + Σ lanes); MPS-style devices by first-fit of each server's P + E (P max(stateBytes, sampled persistent peak), E its ephemeral peak; same run) into C. Each run has a deadline and fails at a server's first error.`;
   const runOptions = (servers: number, spanMs: number) => ({
     serveArgs: ['--memory', '1GiB', '--policy', 'FAIR'], params: FAIR_ONE_LANE, ready: readyLine, failOnGpuErrors: true,
     timeoutMs: deadlineMs(servers, options.staggerMs, spanMs),
@@ -238,7 +238,7 @@ export async function benchZooInference(overrides: Partial<ZooInferenceOptions> 
       break;
     }
     const capacityBytes = Math.max(...result.samples.map((s) => s.persistentBytes + s.laneBytes));
-    // Each server's P + E as this run saw it: its state between requests (stateBytes; else its sampled peak persistent bytes) and its ephemeral peak.
+    // Each server's P + E as this run saw it: max(its state between requests (stateBytes), its sampled peak persistent bytes) and its ephemeral peak.
     const needs = jobMemoryFigures(result.infos, result.samples).map((figures, i) => ({ ...figures, model: servers[i].size }));
     const mps = mpsGpus(needs, capacityBytes);
     const served = result.runs.map((run) => requestsOf(run.lines));

@@ -204,7 +204,7 @@ export async function benchZooJct(overrides: Partial<ZooJctOptions> = {}, log: (
 
   return {
     name: 'E1 JCT',
-    method: 'Seeded trace of TF.js training jobs (zoo MLP, RNN, CNN; heavy-tailed lengths, Poisson arrivals) run unmodified in bench/jobs/timed.js on a fresh service per policy; every job started, admitted and TF.js loaded before the trace, released at its arrival; JCT = finishedAt (salus jobs) − arrival. Ideal lane: the simulator (core/sim) replays the FIFO run\'s jobs (measured iterations and mean iteration time) under FIFO and SRTF with no overhead. E6.E1 on the SRTF run: Σ_j(P_j+E_j), P_j = the job\'s stateBytes at the end, E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
+    method: 'Seeded trace of TF.js training jobs (zoo MLP, RNN, CNN; heavy-tailed lengths, Poisson arrivals) run unmodified in bench/jobs/timed.js on a fresh service per policy; every job started, admitted and TF.js loaded before the trace, released at its arrival; JCT = finishedAt (salus jobs) − arrival. Ideal lane: the simulator (core/sim) replays the FIFO run\'s jobs (measured iterations and mean iteration time) under FIFO and SRTF with no overhead. E6.E1 on the SRTF run: Σ_j(P_j+E_j), P_j = max(the job\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
     rows,
     summaryRows,
     data: {

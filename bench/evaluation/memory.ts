@@ -4,9 +4,11 @@
  * Σ lane sizes; and the same over time, for the memory figure.
  *
  * Over a whole run, from each job's own measured figures (`memoryOverRun`):
- * - P_j: its state between iterations, `memory.stateBytes` of `salus jobs --json`
- *   at the end (persistent bytes as its last iteration ended); where that is 0 (a
- *   job that never finished an iteration), its largest sampled persistent bytes;
+ * - P_j: the larger of its state between iterations, `memory.stateBytes` of `salus
+ *   jobs --json` at the end (persistent bytes as its last iteration ended: exact, but
+ *   only the last), and its largest sampled persistent bytes (a TF.js job holds its
+ *   data set persistently until it disposes of it before its last step ends): both
+ *   sides then count the same persistent allocations, ours through the samples;
  * - E_j: its `memory.ephemeralPeakBytes` (largest ephemeral bytes of one iteration);
  * - MPS-style = Σ_j (P_j + E_j): each job reserves its own peak, all at once;
  * - ours = the most the service actually held for them, max over the sampled
@@ -22,7 +24,7 @@ export interface JobMemoryFigures {
   name: string;
   persistentBytes: number;
   ephemeralBytes: number;
-  /** Where P came from: the job's measured state between iterations, or (none measured) its sampled peak. */
+  /** Where P came from: the job's measured state between iterations, or its sampled peak where that was larger. */
   persistentFrom: 'stateBytes' | 'sampled';
 }
 
@@ -42,16 +44,16 @@ export interface MemoryOverRun {
   jobs: JobMemoryFigures[];
 }
 
-/** Each job's P (its stateBytes, else its largest sampled persistent bytes) and E (its ephemeral peak). */
+/** Each job's P (the larger of its stateBytes and its largest sampled persistent bytes) and E (its ephemeral peak). */
 export function jobMemoryFigures(infos: readonly JobInfo[], samples: readonly Sample[]): JobMemoryFigures[] {
   return infos.map((info) => {
     const state = info.memory.stateBytes ?? 0;
     const sampled = Math.max(0, ...samples.flatMap((s) => s.jobs?.filter((j) => j.name === info.name).map((j) => j.persistentBytes) ?? []));
     return {
       name: info.name,
-      persistentBytes: state > 0 ? state : sampled,
+      persistentBytes: Math.max(state, sampled),
       ephemeralBytes: info.memory.ephemeralPeakBytes,
-      persistentFrom: state > 0 ? 'stateBytes' : 'sampled',
+      persistentFrom: state >= sampled ? 'stateBytes' : 'sampled',
     };
   });
 }
@@ -74,7 +76,7 @@ export function memoryOverRun(infos: readonly JobInfo[], samples: readonly Sampl
 }
 
 /** The definition, for a summary row's `what` and the docs. */
-export const E6_DEFINITION = 'Σ_j(P_j+E_j) (MPS-style: P_j = the job\'s stateBytes at the end, E_j = its ephemeral peak) / the most ΣP + Σ lanes the service held over the run (sampled)';
+export const E6_DEFINITION = 'Σ_j(P_j+E_j) (MPS-style: P_j = max(the job\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak) / the most ΣP + Σ lanes the service held over the run (sampled)';
 
 /** E6 at the sample where MPS-style sharing would need the most; null without a sample holding memory. */
 export function memoryRatio(samples: readonly Sample[]): { mpsKiB: number; oursKiB: number; ratio: number; at: number; lanes: number } | null {

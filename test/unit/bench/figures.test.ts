@@ -81,7 +81,7 @@ describe('memoryOverRun (E6 over a run)', () => {
     expect(result!.jobs.every((j) => j.persistentFrom === 'stateBytes')).toBe(true);
   });
 
-  it('takes a job\'s largest sampled persistent bytes where it measured no state', () => {
+  it('takes a job\'s largest sampled persistent bytes where they exceed its measured state (or it measured none)', () => {
     const result = memoryOverRun([info('a', 0, 1024)], [sample(1, 2048, 1024, [{ name: 'a', persistentBytes: 2048 }]), sample(2, 1024, 1024, [{ name: 'a', persistentBytes: 1024 }])]);
     expect(result!.jobs[0]).toEqual({ name: 'a', persistentBytes: 2048, ephemeralBytes: 1024, persistentFrom: 'sampled' });
     expect(result).toMatchObject({ mpsKiB: 3, oursKiB: 3, ratio: 1 });
@@ -89,5 +89,10 @@ describe('memoryOverRun (E6 over a run)', () => {
 
   it('is null when nothing was held', () => {
     expect(memoryOverRun([info('a', 1024, 1024)], [sample(1, 0, 0)])).toBeNull();
+  });
+
+  it('keeps the measured state where the samples saw less', () => {
+    const result = memoryOverRun([info('a', 4096, 0)], [sample(1, 2048, 0, [{ name: 'a', persistentBytes: 2048 }])]);
+    expect(result!.jobs[0]).toMatchObject({ persistentBytes: 4096, persistentFrom: 'stateBytes' });
   });
 });
