@@ -113,6 +113,7 @@ describe('job history across restarts', () => {
     const first = await serve(['--memory', '512MiB', '--policy', 'pack']);
     const long = first.startJob(['--name', 'long', STEPS, '--', '--iterations', '1000000', '--work', '4']);
     const running = await first.waitForJobs((jobs) => jobs.find((j) => j.name === 'long' && j.iterations.done >= 2));
+    const runningSeenAt = Date.now();
     // A stream of short jobs, two at a time, so records are being written when the kill comes.
     let stop = false;
     const stream = (async () => {
@@ -124,6 +125,8 @@ describe('job history across restarts', () => {
       const finished = jobs.filter((j) => j.state === 'done');
       return finished.length >= 6 && finished;
     }, 90_000);
+    // Past one progress checkpoint (every 5 s) since the long job had run: the kill must find it recorded.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 5500 - (Date.now() - runningSeenAt))));
     await first.stop({ keepDir: true, signal: 'SIGKILL' });
     stop = true;
     await stream;
