@@ -161,6 +161,6 @@ describe('the cluster view\'s route', () => {
     ws.close();
     expect(answers.get(1).result).toMatchObject({ available: false });
     expect(answers.get(2).error.message).toMatch(/Slurm job id/);
-    expect(answers.get(3).error.message).toMatch(/Slurm not found \(no `scancel` on PATH\)/);
+    expect(answers.get(3).error.message).toMatch(/Slurm not found \(no `(squeue|scancel)` on PATH\)/);
   });
 });
