@@ -356,6 +356,9 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       job.iterationsDone += 1;
       job.inIteration = false;
       lane.running.delete(jobId);
+      // What survived left the lane for the job's persistent memory: the room the lane grew for it goes back too
+      // (else it counts twice, in the lane and as persistent), down to what the lane's jobs need.
+      if (survivorBytes > 0) lanes.resize(lane.id, Math.max(minSizeBytes(lane), lanes.sizeBytes(lane.id) - survivorBytes));
       changeCount += 1;
       if (unreservedBytes() < 0) reclaim(-unreservedBytes(), null);
     },

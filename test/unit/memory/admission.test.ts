@@ -214,9 +214,18 @@ describe('MemoryManager.admit', () => {
     expect(manager.admit({ jobId: 'free2' }, { maxLanes: 3 })).toEqual({ kind: 'admitted', laneId: 'lane-3' });
     expect(manager.snapshot().lanes[2].sizeBytes).toBe(0);
     manager.beginIteration('free2');
-    expect(manager.allocate('free2', { size: MiB, usage: STORAGE_COPY }).ok).toBe(true);
+    const scratch = manager.allocate('free2', { size: MiB, usage: STORAGE_COPY });
+    expect(scratch.ok).toBe(true);
+    if (scratch.ok) manager.free(scratch.lease);
     manager.endIteration('free2');
     expect(manager.snapshot().lanes[2].sizeBytes).toBe(MiB);
+    // A buffer that outlives its iteration is state: it leaves the lane, and so does the room the lane grew for it.
+    manager.beginIteration('free2');
+    expect(manager.allocate('free2', { size: 2 * MiB, usage: STORAGE_COPY }).ok).toBe(true);
+    expect(manager.snapshot().lanes[2].sizeBytes).toBe(2 * MiB);
+    manager.endIteration('free2');
+    expect(manager.snapshot().lanes[2].sizeBytes).toBe(MiB);
+    expect(manager.usage('free2').persistentBytes).toBe(2 * MiB);
   });
 
   test('admitting an admitted job answers its lane and changes nothing', () => {

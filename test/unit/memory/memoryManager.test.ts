@@ -245,8 +245,8 @@ describe('release', () => {
     expect(manager.version).toBeGreaterThan(version);
     expect(manager.laneOf('a')).toBeNull();
     expect(manager.usage('a')).toEqual({ persistentBytes: 0, ephemeralPeakBytes: 0 });
-    // b keeps its buffer and the lane, with the idle 2 MiB buffer still pooled.
-    expect(manager.snapshot().lanes).toEqual([{ id: 'lane-1', sizeBytes: 8400 * 1024, pooledBytes: 2 * MiB, jobs: ['b'], running: null }]);
+    // b keeps its buffer and the lane, with the idle 2 MiB buffer still pooled; the lane gave back the 4 KiB that survived into a's state.
+    expect(manager.snapshot().lanes).toEqual([{ id: 'lane-1', sizeBytes: 8400 * 1024 - 4096, pooledBytes: 2 * MiB, jobs: ['b'], running: null }]);
     expect(allocator.live()).toHaveLength(2);
     manager.free(freedPending); // after release: nothing happens
     manager.release('a'); // idempotent
