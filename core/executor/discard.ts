@@ -66,7 +66,7 @@ export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
 }
 
 /** The ids of buffers and bind groups a command uses (bringing back discarded buffers among them). */
-export function idsUsed(cmd: Command): number[] {
+function idsUsed(cmd: Command): number[] {
   switch (cmd.op) {
     case 'writeBuffer': case 'mapAsync': case 'readMapped': case 'writeMapped': case 'unmap':
       return [cmd.id];
@@ -85,8 +85,8 @@ export function idsUsed(cmd: Command): number[] {
   }
 }
 
-/** Bytes that using `ids` would allocate again: the discarded buffers among them, once each. */
-export function discardedBytes(table: ObjectTable, ids: Iterable<number>): number {
+/** Bytes that replaying `cmds` would allocate again: the discarded buffers they use, once each. */
+export function discardedBytes(table: ObjectTable, cmds: readonly Command[]): number {
   let bytes = 0;
   const seen = new Set<BufferEntry>();
   const add = (entry: BufferEntry) => {
@@ -95,10 +95,12 @@ export function discardedBytes(table: ObjectTable, ids: Iterable<number>): numbe
       bytes += entry.sizeBytes;
     }
   };
-  for (const id of ids) {
-    const entry = table.peek(id);
-    if (entry?.kind === 'buffer') add(entry);
-    else if (entry?.kind === 'bindGroup') entry.buffers.forEach(add);
+  for (const cmd of cmds) {
+    for (const id of idsUsed(cmd)) {
+      const entry = table.peek(id);
+      if (entry?.kind === 'buffer') add(entry);
+      else if (entry?.kind === 'bindGroup') entry.buffers.forEach(add);
+    }
   }
   return bytes;
 }

@@ -18,7 +18,7 @@ import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryMan
 import { sizeClassBytes } from '../memory/bufferPool.js';
 import { formatBytes } from '../memory/size.js';
 import type { BindGroupEntry, BufferEntry, ObjectTable } from './objects.js';
-import { discardedBytes, idsUsed, isStale } from './discard.js';
+import { discardedBytes, isStale } from './discard.js';
 
 /** What residency needs of a session. */
 export interface ResidentSession {
@@ -95,7 +95,7 @@ const RESIDENCY_WAIT_MS = 60_000;
 /** Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it uses. */
 function allocationBytes(cmds: readonly Command[], table: ObjectTable): number {
   const created = cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
-  return created + sizeClassBytes(discardedBytes(table, cmds.flatMap(idsUsed)));
+  return created + sizeClassBytes(discardedBytes(table, cmds));
 }
 
 /** One per service: pages idle jobs out and a batch's job in. */
