@@ -12,7 +12,8 @@ export interface SalusSdk {
   /**
    * Runs `fn` as one iteration: the service waits for this job's turn in its lane
    * before replaying the iteration's GPU work, and counts the iteration done once
-   * that work finishes. Resolves with what `fn` returns.
+   * that work finishes. Resolves with what `fn` returns, as soon as `fn` settles
+   * (the service's end of the iteration is not waited for).
    */
   iteration<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Declares or updates hints (total iterations, memory, priority). */
@@ -29,11 +30,10 @@ export function createSdk(connection: ServiceConnection, jobId: string | null): 
       try {
         return await fn();
       } finally {
-        const rid = connection.allocateRid();
-        const done = connection.expectReply(rid);
-        connection.record({ op: 'iterationEnd', rid });
-        connection.flush();
-        await done.catch(() => undefined);
+        // Not awaited: the service ends the iteration (waits for its GPU work, frees the lane) in
+        // order, before anything the job sends next, so the job goes on at once, as it would locally.
+        // Sent with the next iteration's begin when that follows at once, else at the end of this task.
+        connection.record({ op: 'iterationEnd' });
       }
     },
     setHints(hints: JobHints): void {

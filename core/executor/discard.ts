@@ -46,23 +46,21 @@ export interface DiscardContext {
 export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean {
   if (entry.destroyed || !entry.lease || entry.discarded || entry.mapped) return false;
   if (entry.lease.residency !== 'resident' || entry.obj.mapState !== 'unmapped' || ctx.table.isRecorded(entry)) return false;
-  const label = entry.obj.label;
   // Work the job submitted before still runs on the queue; a freed lease's buffer is reused or destroyed only after it.
   ctx.memory.free(entry.lease);
   entry.lease = null;
-  entry.discarded = { label };
+  entry.discarded = true;
   entry.obj = placeholder(ctx.device);
   return true;
 }
 
 /** Allocates a discarded buffer again (zeroed), now; an out-of-memory or invalid allocation is the job's error here. */
 export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
-  const label = entry.discarded?.label ?? '';
-  const result = ctx.memory.allocate(ctx.jobId, { size: entry.sizeBytes, usage: entry.usage, label });
-  if (!result.ok) throw new ReplayError(`${result.message} (to use again the pooled buffer '${label}')`, result.errorType);
+  const result = ctx.memory.allocate(ctx.jobId, { size: entry.sizeBytes, usage: entry.usage, label: entry.label }, { ownBytes: true });
+  if (!result.ok) throw new ReplayError(`${result.message} (to use again the pooled buffer '${entry.label ?? ''}')`, result.errorType);
   entry.lease = result.lease;
   entry.obj = result.lease.buffer;
-  entry.discarded = null;
+  entry.discarded = false;
 }
 
 /** The ids of buffers and bind groups a command uses (bringing back discarded buffers among them). */

@@ -29,10 +29,15 @@ export interface BufferEntry {
   mapped: { offset: number; range: ArrayBuffer } | null;
   mappedAtCreation: boolean;
   /**
+   * The job's own label for the buffer (createBuffer's, or its latest setLabel), kept here so that the
+   * buffer allocated again after a discard is named as the job named it, without asking the driver.
+   */
+  label?: string;
+  /**
    * Set while the job's framework has declared its contents dead (the `discard` command): the memory went
    * back, `obj` is a destroyed placeholder, and the next use allocates the buffer again (core/executor/discard.ts).
    */
-  discarded?: { label: string } | null;
+  discarded?: boolean;
 }
 
 /** A bind group; `builtOn` is the real buffer of each of `buffers` when `obj` was made (stale once one moved). */

@@ -76,14 +76,14 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     }
     if (invalidBufferDescriptor(cmd.size, cmd.usage, mappedAtCreation, ctx.device.limits.maxBufferSize)) {
       const obj = ctx.device.createBuffer({ size: cmd.size, usage: cmd.usage, mappedAtCreation, label: cmd.label });
-      ctx.table.set(cmd.id, { kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation });
+      ctx.table.set(cmd.id, { kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label });
       return;
     }
     const result = ctx.memory.allocate(ctx.jobId, { size: cmd.size, usage: cmd.usage, label: cmd.label, mappedAtCreation });
     if (!result.ok) throw new ReplayError(result.message, result.errorType);
     ctx.table.set(cmd.id, {
       kind: 'buffer', obj: result.lease.buffer, sizeBytes: cmd.size, usage: cmd.usage,
-      lease: result.lease, destroyed: false, mapped: null, mappedAtCreation,
+      lease: result.lease, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label,
     });
   },
 
@@ -409,8 +409,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   setLabel(ctx, cmd) {
     const entry = ctx.table.peek(cmd.id);
-    if (entry?.kind === 'buffer' && entry.discarded) entry.discarded.label = cmd.label;
-    else if (entry && entry.kind !== 'invalid' && entry.obj) entry.obj.label = cmd.label;
+    if (entry?.kind === 'buffer') entry.label = cmd.label;
+    if (entry?.kind === 'buffer' && entry.discarded) return; // named when it is allocated again
+    if (entry && entry.kind !== 'invalid' && entry.obj) entry.obj.label = cmd.label;
   },
 
   discard(ctx, cmd) {
@@ -425,7 +426,7 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
     if (entry.destroyed) return;
     entry.destroyed = true;
     entry.mapped = null;
-    if (entry.discarded) entry.discarded = null; // its memory went back at the discard; `obj` is a placeholder
+    if (entry.discarded) entry.discarded = false; // its memory went back at the discard; `obj` is a placeholder
     else if (entry.lease) ctx.memory.free(entry.lease);
     else entry.obj.destroy();
   } else if (entry?.kind === 'querySet') {

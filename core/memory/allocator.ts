@@ -44,14 +44,25 @@ export interface BufferAllocator {
   writeBuffer?(buffer: GPUBuffer, bytes: Uint8Array): void;
 }
 
+/**
+ * Buffers up to this size are zeroed by a queue write rather than a clear pass. Dawn
+ * records queue writes into the commands it submits with the queue's next submit, so
+ * zeroing a small reused buffer costs a copy of its bytes, not a submit (on a software
+ * GPU a submit costs far more than copying a few KiB; TF.js reuses ~50 small buffers
+ * a step).
+ */
+const ZERO_WRITE_MAX_BYTES = 256 * 1024;
+const zeros = new Uint8Array(ZERO_WRITE_MAX_BYTES);
+
 /** GPUMapMode.READ (fixed by the spec). */
 const MAP_MODE_READ = 0x1;
 
 /**
  * The allocator over a real device. `clearBuffer` rounds sizeBytes up to a multiple
  * of 4 (clearBuffer's alignment), capped at the buffer's size, and does nothing for 0.
- * Because the clear is submitted on the device's one queue, it runs after every
- * command already submitted that uses the buffer and before any submitted later.
+ * Because the zeroing (a queue write, or a clear pass submitted at once) is ordered on
+ * the device's one queue, it runs after every command already submitted that uses the
+ * buffer and before any queue write or submit made later.
  */
 export function deviceAllocator(device: GPUDevice): BufferAllocator {
   return {
@@ -62,6 +73,11 @@ export function deviceAllocator(device: GPUDevice): BufferAllocator {
     clearBuffer(buffer, sizeBytes) {
       const clearBytes = Math.min(Math.ceil(sizeBytes / 4) * 4, buffer.size);
       if (clearBytes <= 0) return;
+      if (clearBytes <= ZERO_WRITE_MAX_BYTES) {
+        // Small: a queue write of zeros rides in the device's next submit; a clear pass would be a submit of its own.
+        device.queue.writeBuffer(buffer, 0, zeros, 0, clearBytes);
+        return;
+      }
       const encoder = device.createCommandEncoder({ label: 'salus: zero a reused pool buffer' });
       encoder.clearBuffer(buffer, 0, clearBytes);
       device.queue.submit([encoder.finish()]);

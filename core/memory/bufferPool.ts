@@ -61,6 +61,12 @@ export class BufferPool {
   /** Idle buffers, oldest first (Map keeps insertion order), for eviction. */
   private readonly idle = new Map<number, RealBuffer>();
   private readonly lent = new Map<number, RealBuffer>();
+  /**
+   * Each buffer's last borrower and its label as last set. Setting a label is a call into
+   * the driver (tens of µs on Dawn/SwiftShader), so a reused buffer is relabelled only
+   * when its new borrower's label differs; idle buffers keep their last borrower's label.
+   */
+  private readonly holders = new Map<number, { jobId: string; label: string }>();
 
   constructor(options: BufferPoolOptions) {
     this.laneId = options.laneId;
@@ -85,10 +91,11 @@ export class BufferPool {
    * Lends an idle buffer of this usage and size class to jobId, zeroed first across
    * the whole real buffer, not only the sizeBytes asked for: WebGPU promises zeroed
    * new buffers, the last holder may have been another job, and no byte of it may
-   * reach this one (the executor bounds every access by sizeBytes as well).
+   * reach this one (the executor bounds every access by sizeBytes as well). With
+   * `ownBytes`, a buffer jobId itself held last is lent as it is (its own bytes).
    * Returns null when the bucket is empty.
    */
-  reuse(jobId: string, usage: number, sizeBytes: number, label: string): RealBuffer | null {
+  reuse(jobId: string, usage: number, sizeBytes: number, label: string, ownBytes = false): RealBuffer | null {
     const classBytes = this.classSizeFor(sizeBytes);
     if (classBytes === null) return null;
     const bucket = this.buckets.get(bucketKey(usage, classBytes));
@@ -96,8 +103,10 @@ export class BufferPool {
     if (!real) return null;
     this.idle.delete(real.id);
     this.lent.set(real.id, real);
-    this.allocator.clearBuffer(real.buffer, real.sizeBytes);
-    setLabel(real.buffer, label);
+    const holder = this.holders.get(real.id);
+    if (!ownBytes || holder?.jobId !== jobId) this.allocator.clearBuffer(real.buffer, real.sizeBytes);
+    if (holder?.label !== label) setLabel(real.buffer, label);
+    this.holders.set(real.id, { jobId, label });
     this.ledger.move(real.id, { state: 'ephemeral', jobId, laneId: this.laneId });
     return real;
   }
@@ -108,6 +117,7 @@ export class BufferPool {
     const buffer = this.allocator.createBuffer({ size: classBytes, usage, label });
     const real: RealBuffer = { id: this.nextBufferId(), buffer, sizeBytes: classBytes, usage, pooled: true };
     this.lent.set(real.id, real);
+    this.holders.set(real.id, { jobId, label });
     this.ledger.record({ bufferId: real.id, sizeBytes: classBytes, pooled: true, state: 'ephemeral', jobId, laneId: this.laneId });
     return real;
   }
@@ -120,13 +130,13 @@ export class BufferPool {
     bucket.push(real);
     this.buckets.set(key, bucket);
     this.idle.set(real.id, real);
-    setLabel(real.buffer, `salus: idle in ${this.laneId}`);
     this.ledger.move(real.id, { state: 'idle', jobId: null, laneId: this.laneId });
   }
 
   /** A lent buffer leaves the pool without being destroyed (it survived its iteration). The caller re-files it in the ledger. */
   detach(real: RealBuffer): void {
     this.lent.delete(real.id);
+    this.holders.delete(real.id);
   }
 
   /** Destroys a lent or idle buffer of this pool. */
@@ -139,6 +149,7 @@ export class BufferPool {
       return;
     }
     real.buffer.destroy();
+    this.holders.delete(real.id);
     this.ledger.remove(real.id);
   }
 

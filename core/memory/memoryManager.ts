@@ -6,7 +6,7 @@
  */
 import { planAdmission, invalidHints, paddedPersistentBytes, type LaneView } from './admission.js';
 import { isPoolable, type BufferAllocator, type BufferDescriptor } from './allocator.js';
-import { setLabel, type RealBuffer } from './bufferPool.js';
+import type { RealBuffer } from './bufferPool.js';
 import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
 import { createPager } from './paging.js';
@@ -148,12 +148,12 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     return room ? oom(room) : createUnpooled(job, descriptor, 'persistent');
   }
 
-  function allocateEphemeral(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
+  function allocateEphemeral(job: JobRecord, descriptor: BufferDescriptor, ownBytes: boolean): AllocResult {
     const lane = lanes.get(job.laneId)!;
     const label = `${job.id}: ${descriptor.label ?? 'buffer'} (${lane.id})`;
     const classBytes = isPoolable(descriptor) ? lane.pool.classSizeFor(descriptor.size) : null;
     if (classBytes !== null) {
-      const reused = lane.pool.reuse(job.id, descriptor.usage, descriptor.size, label);
+      const reused = lane.pool.reuse(job.id, descriptor.usage, descriptor.size, label, ownBytes);
       if (reused) return lend(job, reused, descriptor.size, 'ephemeral');
     }
     const realBytes = classBytes ?? descriptor.size;
@@ -272,14 +272,14 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       changeCount += 1;
     },
 
-    allocate(jobId, descriptor) {
+    allocate(jobId, descriptor, options) {
       const job = jobs.get(jobId);
       if (!job) return invalid(`job ${jobId} is not admitted, so it cannot create buffers`);
       const { size, usage } = descriptor ?? ({} as BufferDescriptor);
       if (!Number.isSafeInteger(size) || size < 0) return invalid(`buffer size ${String(size)} is not a whole number of bytes`);
       if (!Number.isInteger(usage) || usage < 0) return invalid(`buffer usage ${String(usage)} is not a set of GPUBufferUsage flags`);
       try {
-        return job.inIteration ? allocateEphemeral(job, descriptor) : allocatePersistent(job, descriptor);
+        return job.inIteration ? allocateEphemeral(job, descriptor, options?.ownBytes ?? false) : allocatePersistent(job, descriptor);
       } catch (error) {
         return invalid(`createBuffer failed: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -313,7 +313,6 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       const record = leases.get(lease.id);
       if (!record) return;
       if (record.lease.kind === 'ephemeral' && record.real.pooled && !freeOptions?.discard) {
-        if (!record.freed) setLabel(record.real.buffer, `salus: freed by ${lease.jobId}, pooled in ${lease.laneId}`);
         record.freed = true;
         return;
       }

@@ -93,8 +93,12 @@ export interface MemoryManager {
    * (shrinking other lanes toward their need if that is what it takes), else { ok:false }. Outside, it is
    * persistent: allowed while within the job's declared share, or past it when unreserved capacity is free; else
    * { ok:false } with a message saying the job's share, what it asked for and what is free. Never throws.
+   *
+   * A reused pooled buffer is zeroed, as WebGPU promises of a new buffer, unless `options.ownBytes` is set and
+   * the same job held that buffer last: then it keeps the job's own old bytes (a discarded buffer coming back,
+   * whose framework expects whatever its pool held; core/executor/discard.ts). Never another job's bytes.
    */
-  allocate(jobId: string, descriptor: BufferDescriptor): AllocResult;
+  allocate(jobId: string, descriptor: BufferDescriptor, options?: { ownBytes?: boolean }): AllocResult;
   /**
    * A query set of `sizeBytes` (its count × 8) for the job, made by `create` only once there is room. It counts as
    * persistent memory inside an iteration too (a query set cannot live in a lane's pool): allowed within the job's

@@ -112,6 +112,47 @@ describe('lane pools', () => {
     checkInvariant();
   });
 
+  test('a discarded buffer coming back (ownBytes) keeps its own job\'s bytes, never another job\'s', async () => {
+    makeManager();
+    manager.admit({ jobId: 'a', ephemeralBytes: MiB }, { maxLanes: 1 });
+    manager.admit({ jobId: 'b', ephemeralBytes: MiB }, { maxLanes: 1 });
+    manager.beginIteration('a');
+    const first = ok(manager.allocate('a', { size: 1024, usage: STORAGE_COPY, label: 'pooled' }));
+    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xcd));
+    manager.free(first);
+    manager.endIteration('a');
+
+    // The same job takes it back as a discarded buffer: no clear, its bytes as it left them.
+    manager.beginIteration('a');
+    let clears = allocator.clears.length;
+    const own = ok(manager.allocate('a', { size: 1024, usage: STORAGE_COPY, label: 'pooled' }, { ownBytes: true }));
+    expect(own.buffer).toBe(first.buffer);
+    expect(allocator.clears.length).toBe(clears);
+    expect((await readBytes(own.buffer, 1024)).every((byte) => byte === 0xcd)).toBe(true);
+    manager.free(own);
+    manager.endIteration('a');
+
+    // Another job asking the same way gets it zeroed.
+    manager.beginIteration('b');
+    clears = allocator.clears.length;
+    const theirs = ok(manager.allocate('b', { size: 1024, usage: STORAGE_COPY }, { ownBytes: true }));
+    expect(theirs.buffer).toBe(first.buffer);
+    expect(allocator.clears.length).toBe(clears + 1);
+    expect((await readBytes(theirs.buffer, 1024)).every((byte) => byte === 0)).toBe(true);
+    manager.free(theirs);
+    manager.endIteration('b');
+
+    // A plain createBuffer by the job that held it last is zeroed too: WebGPU's new buffers are.
+    manager.beginIteration('b');
+    clears = allocator.clears.length;
+    const fresh = ok(manager.allocate('b', { size: 1024, usage: STORAGE_COPY }));
+    expect(fresh.buffer).toBe(first.buffer);
+    expect(allocator.clears.length).toBe(clears + 1);
+    manager.free(fresh);
+    manager.endIteration('b');
+    checkInvariant();
+  });
+
   test('buffers still alive at the iteration end become persistent and leave the pool and the lane', () => {
     makeManager();
     manager.admit({ jobId: 'a', persistentBytes: 0, ephemeralBytes: 4 * MiB }, { maxLanes: 1 });
