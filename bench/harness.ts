@@ -216,6 +216,17 @@ export async function serviceGpu(): Promise<GpuInfo> {
   }
 }
 
+/**
+ * The machine's CPU time in use (user, nice, system, irq; all cores, every process) since boot, in ms.
+ * Two readings around a run give the cores it kept busy on average: a software GPU computes on these
+ * same cores, so a run that keeps them all busy cannot go faster by running more at once.
+ */
+export function machineCpuBusyMs(): number {
+  let busyMs = 0;
+  for (const { times } of cpus()) busyMs += times.user + times.nice + times.sys + times.irq;
+  return busyMs;
+}
+
 /** What every benchmark's figures depend on besides the GPU: the CPUs, memory, Node, load and commit. */
 export function machineFacts() {
   let commit: string | null = null;

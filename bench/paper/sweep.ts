@@ -17,11 +17,12 @@
  * first submit to the last finish). Throughput = total iterations / makespan.
  * Both sides run `reps` times, alternating which goes first.
  */
-import { expectSuccess, nowMs, startService, type BenchService, type SalusRun } from '../harness.js';
+import { expectSuccess, machineCpuBusyMs, nowMs, startService, type BenchService, type SalusRun } from '../harness.js';
 import {
   gpuOf, jobsOf, KiB, mean, median, PAPER_JOBS_DIR, ratio, round, secs, startSampler, times, type PaperResult, type Sample,
 } from './common.js';
 import { join } from 'node:path';
+import { cpus } from 'node:os';
 import type { GpuInfo, JobInfo } from '../../core/protocol/state.js';
 
 export interface SweepVariant {
@@ -84,6 +85,8 @@ export interface ModeOutcome {
   serviceThroughput: number;
   medianIterationMs: number;
   meanBusyShare: number | null;
+  /** The machine's cores in use on average over the mode (all processes; harness.ts machineCpuBusyMs). */
+  coresBusy: number;
   maxLanes: number;
   maxRunning: number;
   jobs: Pick<JobInfo, 'name' | 'submittedAt' | 'startedAt' | 'finishedAt' | 'avgIterationMs' | 'lane'>[];
@@ -111,12 +114,14 @@ export async function runMode(service: BenchService, mode: 'sequential' | 'packe
   // The lane map after each alone-job is gone from the service; sample during the mode only.
   const sampler = startSampler(service, options.sampleEveryMs);
   const t0 = nowMs();
+  const cpu0 = machineCpuBusyMs();
   if (mode === 'sequential') {
     for (const name of names) await options.start(service, name);
   } else {
     await Promise.all(names.map((name) => options.start(service, name)));
   }
   const wallMakespanMs = nowMs() - t0;
+  const coresBusy = (machineCpuBusyMs() - cpu0) / wallMakespanMs;
   const samples = await sampler.stop();
   const infos = (await jobsOf(service)).filter((info) => names.includes(info.name));
   if (infos.length !== names.length || infos.some((info) => info.state !== 'done' || info.finishedAt === null)) {
@@ -136,6 +141,7 @@ export async function runMode(service: BenchService, mode: 'sequential' | 'packe
     serviceThroughput: round(iterations / (serviceMakespanMs / 1000), 1),
     medianIterationMs: round(median(infos.flatMap((info) => (info.avgIterationMs === null ? [] : [info.avgIterationMs])))),
     meanBusyShare: busy.length ? round(mean(busy)) : null,
+    coresBusy: round(coresBusy, 2),
     maxLanes: Math.max(0, ...samples.map((s) => s.lanes)),
     maxRunning: Math.max(0, ...samples.map((s) => s.running)),
     jobs: infos.map(({ name, submittedAt, startedAt, finishedAt, avgIterationMs, lane }) => ({ name, submittedAt, startedAt, finishedAt, avgIterationMs, lane })),
@@ -158,6 +164,7 @@ export interface ModeMean {
   serviceThroughput: number;
   medianIterationMs: number;
   meanBusyShare: number | null;
+  coresBusy: number;
   maxLanes: number;
 }
 
@@ -176,6 +183,7 @@ function meanOf(modes: readonly ModeOutcome[]): ModeMean {
     serviceThroughput: round(modes[0].iterations / (service / 1000), 1),
     medianIterationMs: round(mean(modes.map((m) => m.medianIterationMs)), 2),
     meanBusyShare: busy.length ? round(mean(busy)) : null,
+    coresBusy: round(mean(modes.map((m) => m.coresBusy)), 2),
     maxLanes: Math.max(...modes.map((m) => m.maxLanes)),
   };
 }
@@ -202,7 +210,7 @@ export async function runSweep(spec: SweepSpec, reps: number, serveArgs: readonl
       const got: Partial<Record<'sequential' | 'packed', ModeOutcome>> = {};
       for (const mode of order) {
         got[mode] = await runMode(service, mode, spec, rep);
-        log(`sweep ${spec.label} rep ${rep + 1}: ${mode === 'sequential' ? 'one at a time' : 'all at once'}: ${secs(got[mode]!.wallMakespanMs)}`);
+        log(`sweep ${spec.label} rep ${rep + 1}: ${mode === 'sequential' ? 'one at a time' : 'all at once'}: ${secs(got[mode]!.wallMakespanMs)}, ${got[mode]!.coresBusy.toFixed(2)} of ${cpus().length} cores busy`);
       }
       const { sequential, packed } = got as Record<'sequential' | 'packed', ModeOutcome>;
       outcomes.push({
