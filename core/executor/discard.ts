@@ -48,14 +48,27 @@ export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean 
   if (entry.lease.residency !== 'resident' || entry.obj.mapState !== 'unmapped' || ctx.table.isRecorded(entry)) return false;
   // Work the job submitted before still runs on the queue; a freed lease's buffer is reused or destroyed only after it.
   ctx.memory.free(entry.lease);
+  entry.discardedLease = entry.lease;
   entry.lease = null;
   entry.discarded = true;
   entry.obj = placeholder(ctx.device);
   return true;
 }
 
-/** Allocates a discarded buffer again (zeroed), now; an out-of-memory or invalid allocation is the job's error here. */
+/**
+ * Brings a discarded buffer back, now: used again in the iteration that discarded it, it takes back its own
+ * memory (the same real buffer, so nothing built on it is stale); else it is allocated again (zeroed, or the
+ * job's own old bytes). An out-of-memory or invalid allocation is the job's error here.
+ */
 export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
+  const freed = entry.discardedLease;
+  entry.discardedLease = null;
+  if (freed && ctx.memory.takeBack(freed)) {
+    entry.lease = freed;
+    entry.obj = freed.buffer;
+    entry.discarded = false;
+    return;
+  }
   const result = ctx.memory.allocate(ctx.jobId, { size: entry.sizeBytes, usage: entry.usage, label: entry.label }, { ownBytes: true });
   if (!result.ok) throw new ReplayError(`${result.message} (to use again the pooled buffer '${entry.label ?? ''}')`, result.errorType);
   entry.lease = result.lease;
@@ -84,11 +97,12 @@ function idsUsed(cmd: Command): number[] {
 }
 
 /** Bytes that replaying `cmds` would allocate again: the discarded buffers they use, once each. */
-export function discardedBytes(table: ObjectTable, cmds: readonly Command[]): number {
+export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: readonly Command[]): number {
   let bytes = 0;
   const seen = new Set<BufferEntry>();
   const add = (entry: BufferEntry) => {
-    if (entry.discarded && !seen.has(entry)) {
+    // One taken back (MemoryManager.takeBack) needs no new memory.
+    if (entry.discarded && !seen.has(entry) && !(entry.discardedLease && memory.canTakeBack(entry.discardedLease))) {
       seen.add(entry);
       bytes += entry.sizeBytes;
     }

@@ -38,6 +38,8 @@ export interface BufferEntry {
    * back, `obj` is a destroyed placeholder, and the next use allocates the buffer again (core/executor/discard.ts).
    */
   discarded?: boolean;
+  /** The lease a discard freed, while the memory manager may still give it back (see MemoryManager.takeBack). */
+  discardedLease?: BufferLease | null;
 }
 
 /** A bind group; `builtOn` is the real buffer of each of `buffers` when `obj` was made (stale once one moved). */

@@ -426,7 +426,11 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
     if (entry.destroyed) return;
     entry.destroyed = true;
     entry.mapped = null;
-    if (entry.discarded) entry.discarded = false; // its memory went back at the discard; `obj` is a placeholder
+    if (entry.discarded) {
+      // Its memory went back at the discard; `obj` is a placeholder.
+      entry.discarded = false;
+      entry.discardedLease = null;
+    }
     else if (entry.lease) ctx.memory.free(entry.lease);
     else entry.obj.destroy();
   } else if (entry?.kind === 'querySet') {

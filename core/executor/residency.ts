@@ -93,9 +93,9 @@ function pinned(objects: ObjectTable): Set<BufferEntry> {
 const RESIDENCY_WAIT_MS = 60_000;
 
 /** Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it uses. */
-function allocationBytes(cmds: readonly Command[], table: ObjectTable): number {
+function allocationBytes(cmds: readonly Command[], table: ObjectTable, memory: MemoryManager): number {
   const created = cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
-  return created + sizeClassBytes(discardedBytes(table, cmds));
+  return created + sizeClassBytes(discardedBytes(table, memory, cmds));
 }
 
 /** One per service: pages idle jobs out and a batch's job in. */
@@ -138,7 +138,7 @@ export class Residency {
   /** Makes room for the batch and makes every buffer of its job resident; resolves when it may replay (undefined: at once). */
   prepare(session: ResidentSession, cmds: readonly Command[]): Promise<void> | undefined {
     // The common case costs no wait: nothing of the job is paged out or paging, and what it allocates fits.
-    const allocating = allocationBytes(cmds, session.objects);
+    const allocating = allocationBytes(cmds, session.objects, this.memory);
     const pagedOut = this.memory.residency(session.jobId).pagedOutBytes > 0;
     if (!pagedOut && this.inFlight.size === 0 && (allocating === 0 || this.shortBytes(session, 0, allocating) === 0)) return undefined;
     return this.prepareWaiting(session, cmds);
@@ -170,7 +170,7 @@ export class Residency {
       this.turn = run.then(() => {}, () => {});
       if (await run) {
         // The room it made stays its own until the batch allocates (or lets go, release()): no other job's turn takes it.
-        this.memory.holdRoom(session.jobId, allocationBytes(cmds, session.objects));
+        this.memory.holdRoom(session.jobId, allocationBytes(cmds, session.objects, this.memory));
         return;
       }
       if (performance.now() > deadline || session.isClosed) return;
@@ -194,7 +194,7 @@ export class Residency {
       if (pending) await pending;
       if (entry.lease.residency === 'paged-out') paged.push({ entry, lease: entry.lease });
     }
-    const allocating = allocationBytes(cmds, session.objects);
+    const allocating = allocationBytes(cmds, session.objects, this.memory);
     const pagedBytes = paged.reduce((sum, p) => sum + p.lease.realSizeBytes, 0);
     const short = () => this.shortBytes(session, pagedBytes, allocating);
     if (short() > 0) await this.makeRoom(session, () => short() === 0);

@@ -319,6 +319,17 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       destroyLease(record);
     },
 
+    takeBack(lease) {
+      const record = leases.get(lease.id);
+      if (!record?.freed) return false;
+      record.freed = false;
+      return true;
+    },
+
+    canTakeBack(lease) {
+      return leases.get(lease.id)?.freed === true;
+    },
+
     beginIteration(jobId) {
       const job = jobs.get(jobId);
       if (!job || job.inIteration) return;

@@ -113,6 +113,15 @@ export interface MemoryManager {
    * too (use it when the buffer's creation raised an error). Idempotent.
    */
   free(lease: BufferLease, options?: { discard?: boolean }): void;
+  /**
+   * Takes back a pooled buffer the job freed in its running iteration and that has not gone back to the pool yet
+   * (nothing else can have had it): the same lease and real buffer, its bytes as the job left them. For a discarded
+   * buffer used again in the iteration that discarded it (core/executor/discard.ts). False, changing nothing, when
+   * the lease is gone or was not freed.
+   */
+  takeBack(lease: BufferLease): boolean;
+  /** Whether `takeBack(lease)` would succeed now. */
+  canTakeBack(lease: BufferLease): boolean;
   /** The job's iteration starts; its allocations are ephemeral until endIteration. Ignored when already inside one. */
   beginIteration(jobId: string): void;
   /** Returns freed ephemeral buffers to the pool; buffers created in the iteration and still alive become persistent (they leave the pool and the lane); records the iteration's ephemeral peak. */

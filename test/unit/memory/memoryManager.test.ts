@@ -153,6 +153,33 @@ describe('lane pools', () => {
     checkInvariant();
   });
 
+  test('a buffer freed in the running iteration can be taken back, the same one, until the iteration ends', () => {
+    makeManager();
+    manager.admit({ jobId: 'a', ephemeralBytes: MiB }, { maxLanes: 1 });
+    manager.beginIteration('a');
+    const lease = ok(manager.allocate('a', { size: 1024, usage: STORAGE_COPY }));
+    expect(manager.canTakeBack(lease)).toBe(false); // not freed
+    expect(manager.takeBack(lease)).toBe(false);
+    manager.free(lease);
+    expect(manager.canTakeBack(lease)).toBe(true);
+    const lentBefore = manager.snapshot().lanes[0];
+    expect(manager.takeBack(lease)).toBe(true);
+    expect(manager.takeBack(lease)).toBe(false); // held again
+    expect(manager.snapshot().lanes[0]).toEqual(lentBefore);
+    // Held again, it is not returned to the pool at the end: it outlived the iteration, so it is the job's state.
+    manager.endIteration('a');
+    expect(allocator.destroyed.has(lease.buffer)).toBe(false);
+    expect(manager.usage('a').persistentBytes).toBe(1024);
+    // Freed in a later iteration and not taken back, it goes to the pool at that iteration's end; then it is gone.
+    manager.beginIteration('a');
+    const scratch = ok(manager.allocate('a', { size: 2048, usage: STORAGE_COPY }));
+    manager.free(scratch);
+    manager.endIteration('a');
+    expect(manager.canTakeBack(scratch)).toBe(false);
+    expect(manager.takeBack(scratch)).toBe(false);
+    checkInvariant();
+  });
+
   test('buffers still alive at the iteration end become persistent and leave the pool and the lane', () => {
     makeManager();
     manager.admit({ jobId: 'a', persistentBytes: 0, ephemeralBytes: 4 * MiB }, { maxLanes: 1 });
