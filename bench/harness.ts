@@ -227,6 +227,40 @@ export function machineCpuBusyMs(): number {
   return busyMs;
 }
 
+/** Readings of machineCpuBusyMs over time: `at` is epoch ms (as the jobs' `t` stamps), `busyMs` the reading. */
+export interface CpuReading {
+  at: number;
+  busyMs: number;
+}
+
+/** Reads the machine's CPU time every `everyMs` until stopped (the first and last readings are taken at start and stop). */
+export function startCpuSampler(everyMs = 100): { stop(): CpuReading[] } {
+  const readings: CpuReading[] = [];
+  const read = () => readings.push({ at: performance.timeOrigin + performance.now(), busyMs: machineCpuBusyMs() });
+  read();
+  const timer = setInterval(read, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return readings;
+    },
+  };
+}
+
+/** CPU ms the machine spent between epoch times t0 and t1 (readings interpolated linearly; null outside them). */
+export function cpuBusyBetween(readings: readonly CpuReading[], t0: number, t1: number): number | null {
+  const at = (t: number): number | null => {
+    for (let i = 1; i < readings.length; i++) {
+      const [a, b] = [readings[i - 1], readings[i]];
+      if (t >= a.at && t <= b.at) return b.at === a.at ? a.busyMs : a.busyMs + ((b.busyMs - a.busyMs) * (t - a.at)) / (b.at - a.at);
+    }
+    return null;
+  };
+  const [start, end] = [at(t0), at(t1)];
+  return start === null || end === null ? null : end - start;
+}
+
 /** What every benchmark's figures depend on besides the GPU: the CPUs, memory, Node, load and commit. */
 export function machineFacts() {
   let commit: string | null = null;

@@ -10,7 +10,7 @@
  * `salus run --local` in ABBA order, `repeats` of each, on one idle service; the
  * final loss and checksum of every run must agree (same numbers either way).
  */
-import { expectSuccess, startService, type BenchService, type SalusRun } from './harness.js';
+import { cpuBusyBetween, expectSuccess, startCpuSampler, startService, type BenchService, type CpuReading, type SalusRun } from './harness.js';
 import { medianP90, type BenchResult, type TableRow } from './report.js';
 import { diffs, quantile, round, rounded, summarize } from './stats.js';
 
@@ -61,26 +61,40 @@ interface ModeRun {
   final: { loss: number; checksum: number } | null;
   /** The service's own average iteration time for this job (salus mode only). */
   serviceAvgIterationMs?: number | null;
+  /** The machine's CPU ms (all cores, all processes) per steady iteration, and the cores busy meanwhile; null when unread. */
+  cpuMsPerIteration: number | null;
+  coresBusy: number | null;
 }
 
-function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec): ModeRun {
+function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec, cpu: readonly CpuReading[]): ModeRun {
   const indexOf = (json: Record<string, any> | null) => (typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null);
   const steps = run.lines.flatMap((line) => (indexOf(line.json) === null ? [] : [line.json!]));
   if (steps.length !== spec.iterations) throw new Error(`bench: ${spec.name} (${mode}) printed ${steps.length} of ${spec.iterations} steps`);
   const stamps = steps.filter((s) => indexOf(s)! >= spec.warmup).map((s) => s.t as number);
   const finalLine = run.lines.find((line) => line.json?.final)?.json?.final ?? null;
-  return { mode, iterationMs: diffs(stamps), final: finalLine };
+  const [first, last] = [stamps[0], stamps.at(-1)];
+  const busyMs = stamps.length > 1 ? cpuBusyBetween(cpu, first, last!) : null;
+  return {
+    mode, iterationMs: diffs(stamps), final: finalLine,
+    cpuMsPerIteration: busyMs === null ? null : busyMs / (stamps.length - 1),
+    coresBusy: busyMs === null ? null : busyMs / (last! - first),
+  };
 }
 
 async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
   const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
   const args = [spec.file, ...lengthArgs, ...(spec.args ?? [])];
   const nodeFlags = spec.nodeFlags ?? [];
-  if (mode === 'local') return parseRun(mode, expectSuccess(await service.runLocal('timed.js', args, nodeFlags).done, `${spec.name} --local`), spec);
+  const cpu = startCpuSampler();
+  if (mode === 'local') {
+    const run = await service.runLocal('timed.js', args, nodeFlags).done;
+    return parseRun(mode, expectSuccess(run, `${spec.name} --local`), spec, cpu.stop());
+  }
   const name = `${spec.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${k}`;
   const run = expectSuccess(await service.run('timed.js', args, ['--name', name], nodeFlags).done, `${spec.name} via salus`);
+  const readings = cpu.stop();
   const jobs = await service.call<{ name: string; avgIterationMs: number | null }[]>('jobs');
-  return { ...parseRun(mode, run, spec), serviceAvgIterationMs: jobs.find((job) => job.name === name)?.avgIterationMs ?? null };
+  return { ...parseRun(mode, run, spec, readings), serviceAvgIterationMs: jobs.find((job) => job.name === name)?.avgIterationMs ?? null };
 }
 
 function sameNumbers(runs: ModeRun[]): boolean {
@@ -105,8 +119,18 @@ export async function benchExample(service: BenchService, spec: ExampleSpec) {
   const salus = summarize(of('salus').flatMap((run) => run.iterationMs));
   const local = summarize(of('local').flatMap((run) => run.iterationMs));
   const pairedRatios = of('salus').map((run, k) => quantile(run.iterationMs, 0.5) / quantile(of('local')[k].iterationMs, 0.5));
+  /** Per mode, the median over its runs of CPU ms per iteration and cores busy (null when a run was unread). */
+  const cpuOf = (mode: Mode) => {
+    const readings = of(mode).filter((run) => run.cpuMsPerIteration !== null && run.coresBusy !== null);
+    if (readings.length === 0) return null;
+    return {
+      msPerIteration: quantile(readings.map((run) => run.cpuMsPerIteration!), 0.5),
+      coresBusy: quantile(readings.map((run) => run.coresBusy!), 0.5),
+    };
+  };
   return {
     spec, salus, local,
+    cpu: { salus: cpuOf('salus'), local: cpuOf('local') },
     ratio: salus.median / local.median,
     ratioP90: salus.p90 / local.p90,
     pairedRatios,

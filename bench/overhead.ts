@@ -9,6 +9,7 @@
  * after a warm-up, and both sides must print the same final numbers. The ORT
  * servers run closed-loop (`--rate 0`), so a request's gap is its service time.
  */
+import { cpus } from 'node:os';
 import { startService } from './harness.js';
 import { benchExample, type ExampleSpec } from './iterationTime.js';
 import { medianP90, type BenchResult, type TableRow } from './report.js';
@@ -58,6 +59,19 @@ const PAPER_E5 = '0.9–1.15 of TF for most models; VAE, SuperRes outliers';
 /** Issue 10's target: local / service ≥ 0.90 for every workload. */
 const TARGET_E5 = 0.9;
 
+type Cpu = Awaited<ReturnType<typeof benchExample>>['cpu'];
+
+/**
+ * The machine's CPU per iteration on each side (all processes: the job, the service, the software GPU's
+ * threads). Where the cores are busy on the local side already, the CPU the service path adds bounds the
+ * ratio at about local CPU / service CPU.
+ */
+function cpuNote({ local, salus }: Cpu): string {
+  if (!local || !salus) return '';
+  const cores = cpus().length;
+  return `; CPU per iteration (all processes) ${local.msPerIteration.toFixed(1)} ms local, ${salus.msPerIteration.toFixed(1)} ms through the service (${(local.msPerIteration / salus.msPerIteration).toFixed(2)}×), cores busy ${local.coresBusy.toFixed(2)} / ${salus.coresBusy.toFixed(2)} of ${cores}`;
+}
+
 /** Runs every workload on one fresh service; a table row and a summary row each. */
 export async function benchOverhead(options: { quick: boolean; only?: string[] } = { quick: false }): Promise<BenchResult> {
   const workloads = WORKLOADS.filter((w) => !options.only || options.only.includes(w.id));
@@ -75,7 +89,7 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
     }
     const summaryRows: SummaryRow[] = results.map(({ workload, result }) => ({
       id: `E5.${workload.id}`,
-      what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median)${result.sameNumbers ? '' : ' RESULTS DIFFER'}`,
+      what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median)${result.sameNumbers ? '' : ' RESULTS DIFFER'}${cpuNote(result.cpu)}`,
       ours: round(result.salus.median),
       baseline: round(result.local.median),
       unit: 'ms',
@@ -106,6 +120,7 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
         serviceMs: rounded(result.salus),
         localMs: rounded(result.local),
         ratioLocalToService: round(result.local.median / result.salus.median),
+        cpu: result.cpu,
         pairedRatios: result.pairedRatios.map((x) => round(1 / x)),
         sameNumbers: result.sameNumbers,
         finals: result.finals,
