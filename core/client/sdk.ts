@@ -32,8 +32,9 @@ export function createSdk(connection: ServiceConnection, jobId: string | null): 
       } finally {
         // Not awaited: the service ends the iteration (waits for its GPU work, frees the lane) in
         // order, before anything the job sends next, so the job goes on at once, as it would locally.
-        // Sent with the next iteration's begin when that follows at once, else at the end of this task.
+        // Sent now: work the job does before its next iteration must not keep the lane from others.
         connection.record({ op: 'iterationEnd' });
+        connection.flush();
       }
     },
     setHints(hints: JobHints): void {
