@@ -25,6 +25,8 @@ export interface SchedJob {
   readonly itersTotal: number | null;
   /** Moving average of measured iteration GPU time, null before the first iteration. */
   readonly avgIterationMs: number | null;
+  /** GPU time of the job's first counted iteration (its warm-up: shader compiles, first uploads), null before it. */
+  readonly firstIterationMs: number | null;
   /** Σ measured GPU time of the job's finished iterations. */
   readonly attainedMs: number;
   /** Σ time between requests and their grants, for waits that ended (paused time excluded). */

@@ -14,8 +14,9 @@ import { getPolicy } from './policies/registry.js';
 
 /**
  * Weight of the newest iteration in `avgIterationMs`, an exponential moving average
- * seeded with the first iteration: it follows a job whose iterations change speed and
- * forgets a slow first iteration (shader compilation) within about 20.
+ * that follows a job whose iterations change speed. The first iteration is a warm-up
+ * (shader compiles, first uploads: often many times a step's length) and seeds it only
+ * until the second replaces it, so a short job is not ranked as long for its first ~20.
  */
 export const ITERATION_EMA_WEIGHT = 0.2;
 
@@ -298,7 +299,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       const nowMs = clock.now();
       jobs.set(spec.id, {
         id: spec.id, laneId: spec.laneId, arrivalSeq: arrivals++, submittedAtMs: spec.submittedAtMs ?? nowMs,
-        priority, itersDone: 0, itersTotal, avgIterationMs: null, attainedMs: 0, queuedMs: 0,
+        priority, itersDone: 0, itersTotal, avgIterationMs: null, firstIterationMs: null, attainedMs: 0, queuedMs: 0,
         waitingSinceMs: null, paused: false, wantsIteration: false,
         idleSinceMs: nowMs, runningLane: null, pending: null,
       });
@@ -369,7 +370,10 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       rec.attainedMs += gpuMs;
       if (options?.counted !== false) {
         rec.itersDone += 1;
-        rec.avgIterationMs = rec.avgIterationMs === null ? gpuMs : rec.avgIterationMs + ITERATION_EMA_WEIGHT * (gpuMs - rec.avgIterationMs);
+        rec.firstIterationMs ??= gpuMs;
+        rec.avgIterationMs = rec.avgIterationMs === null || rec.itersDone === 2
+          ? gpuMs
+          : rec.avgIterationMs + ITERATION_EMA_WEIGHT * (gpuMs - rec.avgIterationMs);
       }
       rec.idleSinceMs = clock.now();
       queue.push({ type: 'finish', jobId: id, laneId, gpuMs });

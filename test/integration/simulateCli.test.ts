@@ -53,8 +53,8 @@ describe('salus simulate', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('FIFO (memory unlimited): average JCT 1.23 s, makespan 1.70 s, 1 lane at most');
     expect(run.stdout).toMatch(/^B\s+50 ms\s+1\.15 s\s+950 ms\s+0 ms\s+lane-1$/m);
-    expect(run.stdout).toContain('SRTF (memory unlimited): average JCT 900 ms, makespan 1.70 s');
-    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('SRTF: average JCT 1.37× better than FIFO');
+    expect(run.stdout).toContain('SRTF (memory unlimited): average JCT 933 ms, makespan 1.70 s');
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toBe('SRTF: average JCT 1.32× better than FIFO');
   });
 
   it('answers the same trace given as JSON with --json, every policy by default', () => {
@@ -66,7 +66,7 @@ describe('salus simulate', () => {
     expect(fifo.avgJctMs).toBeCloseTo(3700 / 3, 6);
     expect(fifo.makespanMs).toBe(1700);
     expect(fifo.jobs.map((j: any) => [j.name, j.jctMs, j.queuedMs])).toEqual([['A', 1000, 0], ['B', 1150, 950], ['C', 1550, 1050]]);
-    expect(srtf.jobs.map((j: any) => j.jctMs)).toEqual([1700, 350, 650]); // B and C each measured by a first iteration
+    expect(srtf.jobs.map((j: any) => j.jctMs)).toEqual([1700, 350, 750]); // B and C each measured by two iterations first
     // PACK opens a lane per job (each needs 1.1 + 4.2 MiB of the 64): all three side by side.
     expect(pack).toMatchObject({ avgJctMs: (1000 + 200 + 500) / 3, peakLanes: 3 });
     expect(out.memoryBytes).toBe(64 * 1024 ** 2);
@@ -139,9 +139,10 @@ describe('salus simulate', () => {
     const tracePath = join(dir, 'history.csv');
     writeFileSync(tracePath, trace.stdout);
     const out = JSON.parse(salus(tracePath, '--json', '--policy', 'FIFO,SRTF').stdout);
-    // FIFO: short waits for long (2000 ms of work from 0 s): ends at 2200, arrived at 100. SRTF: short runs at long's first boundary.
+    // FIFO: short waits for long (2000 ms of work from 0 s): ends at 2200, arrived at 100. SRTF: short runs once
+    // long's two measuring iterations are done (0–200), ending at 400.
     expect(out.policies[0].jobs.map((j: any) => j.jctMs)).toEqual([2000, 2100]);
-    expect(out.policies[1].jobs.map((j: any) => j.jctMs)).toEqual([2200, 200]);
+    expect(out.policies[1].jobs.map((j: any) => j.jctMs)).toEqual([2200, 300]);
     expect(run(['history', '--trace', '--json', '--data-dir', dataDir], offline).stderr).toContain('--trace and --json each choose the output; give one');
   });
 });

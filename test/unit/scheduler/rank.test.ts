@@ -7,7 +7,7 @@ let seq = 0;
 function job(id: string, fields: Partial<SchedJob> = {}): SchedJob {
   return {
     id, laneId: 'L', arrivalSeq: seq++, submittedAtMs: 0, priority: 0, itersDone: 0, itersTotal: null,
-    avgIterationMs: null, attainedMs: 0, queuedMs: 0, waitingSinceMs: null, paused: false, wantsIteration: true,
+    avgIterationMs: null, firstIterationMs: null, attainedMs: 0, queuedMs: 0, waitingSinceMs: null, paused: false, wantsIteration: true,
     ...fields,
   };
 }
@@ -34,6 +34,18 @@ describe('rank', () => {
     expect(ids('SRTF', jobs)).toEqual(['huge', 'fast', 'slow', 'unknown']);
     const newcomers = [job('n1', { itersTotal: 9 }), job('n2', { itersTotal: 2 }), job('done', { itersTotal: 2, itersDone: 2 })];
     expect(ids('SRTF', newcomers)).toEqual(['n1', 'n2', 'done']); // probes go by arrival
+  });
+
+  it('SRTF: once first iterations were measured, a new job\'s probe ranks as their mean cost, not ahead of all', () => {
+    const near = job('near', { itersTotal: 10, itersDone: 9, avgIterationMs: 10, firstIterationMs: 1000 }); // 10 left
+    const mid = job('mid', { itersTotal: 50, itersDone: 5, avgIterationMs: 10, firstIterationMs: 2000 }); // 450 left
+    const far = job('far', { itersTotal: 500, itersDone: 5, avgIterationMs: 10, firstIterationMs: 3000 }); // 4950 left
+    const newbie = job('newbie', { itersTotal: 1_000 }); // its probe: mean(1000, 2000, 3000) = 2000
+    expect(ids('SRTF', [far, newbie, mid, near])).toEqual(['near', 'mid', 'newbie', 'far']);
+    // Its second iteration (the one that measures it) ranks so too, whatever its warm-up cost; from then on its own average.
+    const warmed = { ...newbie, itersDone: 1, avgIterationMs: 5000, firstIterationMs: 5000 }; // probe: mean(1000..5000) = 2750
+    expect(ids('SRTF', [far, warmed, mid, near])).toEqual(['near', 'mid', 'newbie', 'far']);
+    expect(ids('SRTF', [far, { ...warmed, itersDone: 2, avgIterationMs: 10 }, mid, near])).toEqual(['near', 'mid', 'far', 'newbie']);
   });
 
   it('SRTF without probeFirst: unmeasured jobs use the mean of the measured ones', () => {

@@ -41,14 +41,18 @@ describe('grants', () => {
     expect(scheduler.jobStats('A')).toMatchObject({ itersDone: 1, attainedMs: 1040, avgIterationMs: 40, running: false });
   });
 
-  it('keeps an exponential moving average of iteration time, seeded with the first', () => {
+  it('keeps an exponential moving average of iteration time, from the second on (the first is a warm-up)', () => {
     const { scheduler } = setup();
     scheduler.addJob({ id: 'A', laneId: 'L' });
-    for (const gpuMs of [100, 50]) {
+    const after: (number | null)[] = [];
+    for (const gpuMs of [3000, 100, 50]) {
       void scheduler.requestIteration('A');
       scheduler.finishIteration('A', gpuMs);
+      after.push(scheduler.jobStats('A')!.avgIterationMs);
     }
-    expect(scheduler.jobStats('A')!.avgIterationMs).toBeCloseTo(90); // 100 + 0.2 × (50 − 100)
+    expect(after[0]).toBe(3000); // the only measure so far
+    expect(after[1]).toBe(100); // replaces the warm-up
+    expect(after[2]).toBeCloseTo(90); // 100 + 0.2 × (50 − 100)
   });
 
   it('returns the same promise for a repeated request and rejects one made while running', async () => {

@@ -27,10 +27,11 @@ describe('simulate', () => {
 
   it('SRTF switches to the shortest remaining job at iteration boundaries, measuring a new job first', () => {
     const result = simulate(three, { policy: 'SRTF' });
-    // A's first iteration 0–100; B is new: probed 100–200 (100 ms left); C arrived at 150, new: probed 200–300
-    // (400 ms left); B 300–400; C 400–800; A (900 ms left) 800–1700.
-    expect(jct(result)).toEqual({ A: 1700, B: 350, C: 650 });
-    expect(result.avgJctMs).toBeCloseTo(2700 / 3, 6);
+    // New jobs are measured by two iterations, each ranked as a first iteration costs here (100 ms; the very first,
+    // with nothing measured, ahead of all), ties by arrival: A 0–200; B (arrived at 50) 200–400, done; C (arrived
+    // at 150) 400–600, then 300 ms left against A's 800: C 600–900; A 900–1700.
+    expect(jct(result)).toEqual({ A: 1700, B: 350, C: 750 });
+    expect(result.avgJctMs).toBeCloseTo(2800 / 3, 6);
     expect(result.makespanMs).toBe(1700);
     // Guessing instead (a new job as fast as the measured ones): B (200 ms) 100–300; C (500 ms) 300–800; A 800–1700.
     const guessing = simulate(three, { policy: 'SRTF', params: { probeFirst: false } });
