@@ -44,6 +44,23 @@ describe('scheduling policies', () => {
   });
 });
 
+describe('iteration boundaries', () => {
+  it("a job's work between its marked iterations does not hold the lane", async () => {
+    service = await startService(['--memory', '256MiB', '--policy', 'FIFO']);
+    const busyMs = 600;
+    const run = await service.startJob(['--name', 'busy-between', STEPS, '--', '--iterations', '4', '--sdk', '--busy-ms', String(busyMs)]).done;
+    expect(run.code, run.stderr).toBe(0);
+    const [job] = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name === 'busy-between' && j.finishedAt);
+      return ours.length === 1 && ours;
+    });
+    expect(job.iterationSource).toBe('sdk');
+    expect(job.iterations.done).toBe(4);
+    // The iteration's end reaches the service when the job's iteration() returns, not at its next begin.
+    expect(job.avgIterationMs).toBeLessThan(busyMs / 2);
+  }, 60_000);
+});
+
 describe('admission', () => {
   it('a job that does not fit waits queued, then runs when memory frees', async () => {
     service = await startService(['--memory', '64MiB', '--policy', 'PACK']);
