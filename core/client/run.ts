@@ -94,11 +94,28 @@ function createOutputRelay(send: (text: string) => void) {
   return { push, flush };
 }
 
+/**
+ * Writes to `stream` (our stdout or stderr) until its reader goes away: then, as a pipe into `head`
+ * closes, the rest is dropped quietly rather than crashing the launcher while its job still runs
+ * (the service keeps the job's output either way).
+ */
+function relayTo(stream: NodeJS.WriteStream): (chunk: Buffer) => void {
+  let open = true;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    open = false;
+  });
+  return (chunk) => {
+    if (open) stream.write(chunk);
+  };
+}
+
 function spawnAndWait(command: string, args: string[], env: NodeJS.ProcessEnv, onOutput?: (text: string) => void) {
   const child = spawn(command, args, { env, stdio: onOutput ? ['inherit', 'pipe', 'pipe'] : 'inherit' });
   if (onOutput) {
-    child.stdout?.on('data', (chunk: Buffer) => { process.stdout.write(chunk); onOutput(chunk.toString('utf8')); });
-    child.stderr?.on('data', (chunk: Buffer) => { process.stderr.write(chunk); onOutput(chunk.toString('utf8')); });
+    const [toStdout, toStderr] = [relayTo(process.stdout), relayTo(process.stderr)];
+    child.stdout?.on('data', (chunk: Buffer) => { toStdout(chunk); onOutput(chunk.toString('utf8')); });
+    child.stderr?.on('data', (chunk: Buffer) => { toStderr(chunk); onOutput(chunk.toString('utf8')); });
   }
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const onInt = forward('SIGINT');

@@ -82,6 +82,23 @@ describe('job control', () => {
     expect(output).toContain('"step":2');
   });
 
+  it('keeps the job running, quietly, when the reader of its output goes away (salus run job | head)', async () => {
+    const job = service.startJob(['--name', 'headed', join(ROOT, 'test/fixtures/jobs/steps.js'), '--', '--iterations', '40']);
+    // As `head -1` does: read the first output, then close the pipe.
+    await new Promise<void>((resolve) => job.child.stdout!.once('data', () => resolve()));
+    job.child.stdout!.destroy();
+    const run = await job.done;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/EPIPE|Error/);
+    const [finished] = await service.waitForJobs((all) => {
+      const ours = all.filter((j) => j.name === 'headed' && j.finishedAt);
+      return ours.length === 1 && ours;
+    });
+    expect(finished.state).toBe('done');
+    const control = await service.control();
+    expect(await control.call<string>('jobOutput', finished.id)).toContain('"step":39');
+  });
+
   it('says what to do for an unknown job, an unknown command and a missing service', async () => {
     const missing = await service.cli(['kill', 'job-999']);
     expect(missing.code).toBe(1);
