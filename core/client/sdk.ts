@@ -12,8 +12,8 @@ export interface SalusSdk {
   /**
    * Runs `fn` as one iteration: the service waits for this job's turn in its lane
    * before replaying the iteration's GPU work, and counts the iteration done once
-   * that work finishes. Resolves with what `fn` returns, as soon as `fn` settles
-   * (the service's end of the iteration is not waited for).
+   * that work finishes. Resolves with what `fn` returns, once the service has
+   * ended the iteration (its GPU work done, the lane free for others).
    */
   iteration<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Declares or updates hints (total iterations, memory, priority). */
@@ -30,11 +30,13 @@ export function createSdk(connection: ServiceConnection, jobId: string | null): 
       try {
         return await fn();
       } finally {
-        // Not awaited: the service ends the iteration (waits for its GPU work, frees the lane) in
-        // order, before anything the job sends next, so the job goes on at once, as it would locally.
-        // Sent now: work the job does before its next iteration must not keep the lane from others.
-        connection.record({ op: 'iterationEnd' });
+        // Sent now (work the job does before its next iteration must not keep the lane from others),
+        // and awaited: iteration() resolves once the service has ended it and the lane is free.
+        const rid = connection.allocateRid();
+        const done = connection.expectReply(rid);
+        connection.record({ op: 'iterationEnd', rid });
         connection.flush();
+        await done.catch(() => undefined);
       }
     },
     setHints(hints: JobHints): void {
