@@ -23,9 +23,19 @@ export interface ChartSpec {
   marker?: { x: number; label: string };
 }
 
-const WIDTH = 640;
 const HEIGHT = 360;
 const PAD = { left: 64, right: 150, top: 36, bottom: 48 };
+/** The plot area's width; the figure widens to the right for its legend's longest label. */
+const PLOT_WIDTH = 426;
+/** Room a legend character takes at font-size 12 (a generous sans-serif average), and the legend's swatch before it. */
+const LEGEND_CHAR_PX = 7;
+const LEGEND_SWATCH_PX = 38;
+
+/** The figure's width: the plot, and a legend column wide enough for its longest label (never clipped). */
+export function figureWidth(labels: readonly string[]): number {
+  const longest = Math.max(0, ...labels.map((label) => label.length));
+  return PAD.left + PLOT_WIDTH + Math.max(PAD.right, LEGEND_SWATCH_PX + longest * LEGEND_CHAR_PX + 8);
+}
 const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f'];
 
 function escapeXml(text: string): string {
@@ -64,7 +74,8 @@ export function lineChart(spec: ChartSpec): string {
   const yTicks = niceTicks(Math.min(0, ...ys), Math.max(1e-9, ...ys));
   const [x0, x1] = [xTicks[0], xTicks[xTicks.length - 1]];
   const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1]];
-  const plotW = WIDTH - PAD.left - PAD.right;
+  const WIDTH = figureWidth(spec.series.map((s) => s.label));
+  const plotW = PLOT_WIDTH;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const sx = (x: number) => PAD.left + ((x - x0) / (x1 - x0 || 1)) * plotW;
   const sy = (y: number) => PAD.top + plotH - ((y - y0) / (y1 - y0 || 1)) * plotH;
@@ -87,7 +98,8 @@ export function lineChart(spec: ChartSpec): string {
   if (spec.marker) {
     const x = sx(spec.marker.x).toFixed(1);
     out.push(`<line x1="${x}" y1="${PAD.top}" x2="${x}" y2="${PAD.top + plotH}" stroke="#555" stroke-dasharray="4 3"/>`,
-      `<text x="${x}" y="${PAD.top - 4}" text-anchor="middle" fill="#555">${escapeXml(spec.marker.label)}</text>`);
+      // Inside the plot, at the foot of the line: above it the label would run into the title.
+      `<text x="${(sx(spec.marker.x) + 4).toFixed(1)}" y="${PAD.top + plotH - 6}" fill="#555">${escapeXml(spec.marker.label)}</text>`);
   }
   spec.series.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length];
@@ -96,8 +108,9 @@ export function lineChart(spec: ChartSpec): string {
       out.push(`<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(' ')}"/>`);
     }
     const ly = PAD.top + 12 + i * 18;
-    out.push(`<line x1="${WIDTH - PAD.right + 12}" y1="${ly - 4}" x2="${WIDTH - PAD.right + 32}" y2="${ly - 4}" stroke="${colour}" stroke-width="3"/>`,
-      `<text x="${WIDTH - PAD.right + 38}" y="${ly}">${escapeXml(s.label)}</text>`);
+    const legendX = PAD.left + plotW;
+    out.push(`<line x1="${legendX + 12}" y1="${ly - 4}" x2="${legendX + 32}" y2="${ly - 4}" stroke="${colour}" stroke-width="3"/>`,
+      `<text x="${legendX + 38}" y="${ly}">${escapeXml(s.label)}</text>`);
   });
   out.push('</svg>', '');
   return out.join('\n');

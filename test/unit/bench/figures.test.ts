@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cdfChart, cdfPoints, lineChart, niceTicks } from '../../../bench/figures.js';
+import { cdfChart, cdfPoints, figureWidth, lineChart, niceTicks } from '../../../bench/figures.js';
 import { memoryOverRun, memoryRatio } from '../../../bench/evaluation/memory.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import type { Sample } from '../../../bench/paper/common.js';
@@ -25,6 +25,16 @@ describe('cdfPoints', () => {
 });
 
 describe('charts', () => {
+  it('widen for a long legend label instead of clipping it', () => {
+    const label = 'Σ(P_j+E_j) over the run, MPS-style (each job its own peak)';
+    const svg = lineChart({ title: 't', xLabel: 'x', yLabel: 'y', series: [{ label, points: [[0, 1], [1, 2]] }] });
+    const width = Number(svg.match(/<svg[^>]* width="(\d+)"/)![1]);
+    const textX = Number(svg.match(new RegExp(`<text x="([\\d.]+)"[^>]*>${label.replace(/[()+]/g, '\\$&')}<`))![1]);
+    // The label's extent at the legend's generous 7 px a character stays inside the figure.
+    expect(textX + label.length * 7).toBeLessThanOrEqual(width);
+    expect(figureWidth(['FIFO'])).toBe(640); // short labels keep the usual width
+  });
+
   it('draw one polyline and one legend entry per series, text escaped', () => {
     const svg = cdfChart({
       title: 'JCT <per> policy & more', xLabel: 's', yLabel: 'fraction',
