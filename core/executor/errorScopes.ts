@@ -16,12 +16,25 @@
  * the first) is pushed for it, so the shared device raises `uncapturederror`,
  * and Dawn does that synchronously, inside the call that made the error —
  * while this job's segment is the open one.
+ *
+ * Cost: a job may push any number of scopes (WebGPU sets no limit; the CTS
+ * pushes 100,000), and every push and pop splits a segment. So the virtual stack
+ * is a persistent linked list whose nodes know the innermost scope of each
+ * filter at or below them: a segment keeps its stack as one pointer, and opening,
+ * closing and dispatching cost O(1) in the stack's depth — never a copy of it.
+ * A segment that pushed no real scope and caught nothing adds nothing to the
+ * dispatch chain.
  */
 import type { GpuErrorJson, GpuErrorType } from '../protocol/commands.js';
 
+/** One scope of a job's virtual stack; immutable but for the first error it caught. */
 interface VirtualScope {
-  filter: GpuErrorType;
+  readonly filter: GpuErrorType;
   error: GpuErrorJson | null;
+  /** The scope below this one (null at the bottom). */
+  readonly below: VirtualScope | null;
+  /** The innermost scope of each filter at or below this one: where an error of that type goes. */
+  readonly innermost: Readonly<Record<GpuErrorType, VirtualScope | null>>;
 }
 
 const FILTERS: GpuErrorType[] = ['internal', 'out-of-memory', 'validation'];
@@ -49,7 +62,9 @@ function listenForUncaptured(device: GPUDevice): void {
 }
 
 export class ErrorScopes {
-  private stack: VirtualScope[] = [];
+  /** The top of the job's virtual stack (null when empty). */
+  private top: VirtualScope | null = null;
+  private depthCount = 0;
   private open = false;
   /** The real scopes the open segment pushed, in push order. */
   private realFilters: GpuErrorType[] = [];
@@ -70,7 +85,8 @@ export class ErrorScopes {
   /** Starts capturing the device's errors for this job. */
   openSegment(): void {
     if (this.open) return;
-    this.realFilters = FILTERS.filter((filter) => this.stack.some((scope) => scope.filter === filter));
+    const top = this.top;
+    this.realFilters = top ? FILTERS.filter((filter) => top.innermost[filter] !== null) : [];
     for (const filter of this.realFilters) this.device.pushErrorScope(filter);
     openSegments.set(this.device, this);
     this.open = true;
@@ -86,16 +102,17 @@ export class ErrorScopes {
     if (!this.open) return;
     this.open = false;
     if (openSegments.get(this.device) === this) openSegments.delete(this.device);
+    const synthetic = this.synthetic;
+    // Nothing to hand over: no real scope was pushed and nothing was reported.
+    if (this.realFilters.length === 0 && synthetic.length === 0) return;
     const types = [...this.realFilters].reverse();
     const popped = types.map(() => this.device.popErrorScope());
-    const synthetic = this.synthetic;
     this.synthetic = [];
-    const scopes = [...this.stack];
+    const top = this.top;
     this.chain = this.chain.then(async () => {
       const real = await Promise.all(popped.map((p) => p.catch(() => null)));
-      const errors: GpuErrorJson[] = [...synthetic];
-      real.forEach((error, i) => { if (error) errors.push({ type: types[i], message: error.message }); });
-      for (const error of errors) this.dispatch(error, scopes);
+      for (const error of synthetic) this.dispatch(error, top);
+      real.forEach((error, i) => { if (error) this.dispatch({ type: types[i], message: error.message }, top); });
     }).catch(() => {
       // Delivering failed (the job is gone); later segments must still be dispatched.
     });
@@ -103,7 +120,23 @@ export class ErrorScopes {
 
   /** The job's pushErrorScope (call between segments). */
   push(filter: GpuErrorType): void {
-    this.stack.push({ filter, error: null });
+    const below = this.top;
+    const scope: VirtualScope = {
+      filter, error: null, below,
+      innermost: {
+        validation: below?.innermost.validation ?? null,
+        'out-of-memory': below?.innermost['out-of-memory'] ?? null,
+        internal: below?.innermost.internal ?? null,
+      },
+    };
+    (scope.innermost as Record<GpuErrorType, VirtualScope | null>)[filter] = scope;
+    this.top = scope;
+    this.depthCount++;
+  }
+
+  /** Scopes pushed and not popped. */
+  get depth(): number {
+    return this.depthCount;
   }
 
   /**
@@ -111,8 +144,10 @@ export class ErrorScopes {
    * first error once every earlier segment is dispatched; rejects on an empty stack.
    */
   pop(): Promise<GpuErrorJson | null> {
-    const scope = this.stack.pop();
+    const scope = this.top;
     if (!scope) return Promise.reject(new Error('popErrorScope: the error scope stack is empty'));
+    this.top = scope.below;
+    this.depthCount--;
     return this.chain.then(() => scope.error);
   }
 
@@ -121,14 +156,11 @@ export class ErrorScopes {
     return this.chain;
   }
 
-  private dispatch(error: GpuErrorJson, scopes: VirtualScope[]): void {
+  /** Hands an error of a segment to the innermost scope of its type on that segment's stack, else to the job. */
+  private dispatch(error: GpuErrorJson, top: VirtualScope | null): void {
     this.onAnyError();
-    for (let i = scopes.length - 1; i >= 0; i--) {
-      if (scopes[i].filter === error.type) {
-        if (!scopes[i].error) scopes[i].error = error;
-        return;
-      }
-    }
-    this.onUncaptured(error);
+    const scope = top?.innermost[error.type] ?? null;
+    if (!scope) this.onUncaptured(error);
+    else if (!scope.error) scope.error = error;
   }
 }

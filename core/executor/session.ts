@@ -139,9 +139,11 @@ export class Session implements ResidentSession {
     return this.workingSetTracker.last;
   }
 
-  /** Live objects of the job, all its devices together (for the service's limit). */
-  get liveObjects(): number {
-    return this.table.size;
+  /** What the job holds that its calls make grow, all its devices together (for the service's limits). */
+  get held(): { liveObjects: number; errorScopes: number } {
+    let errorScopes = 0;
+    for (const device of this.devices.values()) errorScopes += device.scopes.depth;
+    return { liveObjects: this.table.size, errorScopes };
   }
 
   /** Whether close() ran. */

@@ -35,7 +35,18 @@ export const CONNECTION_LIMITS = {
   maxPendingRequests: 65_536,
   /** Live GPU objects a job may hold at once, all its devices together (hard). */
   maxLiveObjects: 1_000_000,
+  /** Error scopes a job has pushed and not popped, all its devices together (hard; each costs the service ~100 bytes). */
+  maxErrorScopes: 1_000_000,
 } as const;
+
+/** What a job holds on the service that its own calls make grow (0 for connections that are not jobs). */
+export interface HeldByJob {
+  liveObjects: number;
+  errorScopes: number;
+}
+
+/** What a connection that is not a job holds. */
+export const NOTHING_HELD: HeldByJob = Object.freeze({ liveObjects: 0, errorScopes: 0 });
 
 /** How long a dropped peer has to read its error frame before its socket is destroyed (its queued replies freed). */
 export const DROP_GRACE_MS = 2_000;
@@ -61,7 +72,7 @@ export function pauseReason(queued: QueuedWork, replyBytes: number): string | nu
  * The hard limit a connection is past, as a message for the peer (what happened
  * and what to do), or null.
  */
-export function limitExceeded(pendingRequests: number, replyBytes: number, liveObjects: number): string | null {
+export function limitExceeded(pendingRequests: number, replyBytes: number, held: HeldByJob): string | null {
   const limits = CONNECTION_LIMITS;
   if (replyBytes > limits.maxReplyBytes) {
     return `the job left more than ${limits.maxReplyBytes / MiB} MiB of replies unread on its socket; read replies as they come (or ask for less at once)`;
@@ -69,8 +80,11 @@ export function limitExceeded(pendingRequests: number, replyBytes: number, liveO
   if (pendingRequests > limits.maxPendingRequests) {
     return `the job has more than ${limits.maxPendingRequests} requests awaiting replies; await some before sending more`;
   }
-  if (liveObjects > limits.maxLiveObjects) {
+  if (held.liveObjects > limits.maxLiveObjects) {
     return `the job holds more than ${limits.maxLiveObjects} live GPU objects; destroy or drop the ones it no longer uses`;
+  }
+  if (held.errorScopes > limits.maxErrorScopes) {
+    return `the job has more than ${limits.maxErrorScopes} error scopes pushed and not popped; pop each scope it pushes`;
   }
   return null;
 }
@@ -87,8 +101,8 @@ export class ConnectionFlow {
 
   constructor(
     private readonly socket: Socket,
-    /** Live GPU objects of the connection's job (0 for others). */
-    private readonly liveObjects: () => number,
+    /** What the connection's job holds (zeros for others). */
+    private readonly held: () => HeldByJob,
     private readonly onLimit: (message: string) => void,
   ) {
     socket.on('drain', () => this.update());
@@ -123,7 +137,7 @@ export class ConnectionFlow {
   /** Applies the bounds: pauses or resumes reading, or reports a hard limit. */
   update(): void {
     if (this.limited || this.socket.destroyed) return;
-    const exceeded = limitExceeded(this.pendingRequests, this.socket.writableLength, this.liveObjects());
+    const exceeded = limitExceeded(this.pendingRequests, this.socket.writableLength, this.held());
     if (exceeded) {
       this.limited = true;
       this.onLimit(exceeded);

@@ -22,7 +22,7 @@ import type { JobRecord } from './jobs.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { peerPid, verifiedPids, watchPeer, type PeerSocket } from './peerProcess.js';
-import { ConnectionFlow, DROP_GRACE_MS } from './connectionLimits.js';
+import { ConnectionFlow, DROP_GRACE_MS, NOTHING_HELD } from './connectionLimits.js';
 
 /**
  * Largest frame a connection may send before its hello is accepted: a hello is
@@ -86,7 +86,7 @@ class Connection {
 
   constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null, endpoint: string) {
     this.identifyPeer = watchPeer(socket, endpoint);
-    this.flow = new ConnectionFlow(socket, () => this.job?.session?.liveObjects ?? 0, (message) => this.drop(message));
+    this.flow = new ConnectionFlow(socket, () => this.job?.session?.held ?? NOTHING_HELD, (message) => this.drop(message));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onClose());

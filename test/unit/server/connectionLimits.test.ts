@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONNECTION_LIMITS, ConnectionFlow, limitExceeded, pauseReason } from '../../../core/server/connectionLimits.js';
+import { CONNECTION_LIMITS, ConnectionFlow, NOTHING_HELD, limitExceeded, pauseReason } from '../../../core/server/connectionLimits.js';
 
 const MiB = 1024 * 1024;
 
@@ -20,10 +20,11 @@ describe('pauseReason', () => {
 
 describe('limitExceeded', () => {
   it('names the limit and what to do', () => {
-    expect(limitExceeded(CONNECTION_LIMITS.maxPendingRequests, CONNECTION_LIMITS.maxReplyBytes, CONNECTION_LIMITS.maxLiveObjects)).toBeNull();
-    expect(limitExceeded(0, 1024 * MiB + 1, 0)).toMatch(/1024 MiB of replies unread.*read replies as they come/);
-    expect(limitExceeded(65_537, 0, 0)).toMatch(/65536 requests awaiting replies; await some/);
-    expect(limitExceeded(0, 0, 1_000_001)).toMatch(/1000000 live GPU objects; destroy or drop/);
+    expect(limitExceeded(CONNECTION_LIMITS.maxPendingRequests, CONNECTION_LIMITS.maxReplyBytes, { liveObjects: CONNECTION_LIMITS.maxLiveObjects, errorScopes: CONNECTION_LIMITS.maxErrorScopes })).toBeNull();
+    expect(limitExceeded(0, 1024 * MiB + 1, NOTHING_HELD)).toMatch(/1024 MiB of replies unread.*read replies as they come/);
+    expect(limitExceeded(65_537, 0, NOTHING_HELD)).toMatch(/65536 requests awaiting replies; await some/);
+    expect(limitExceeded(0, 0, { liveObjects: 1_000_001, errorScopes: 0 })).toMatch(/1000000 live GPU objects; destroy or drop/);
+    expect(limitExceeded(0, 0, { liveObjects: 0, errorScopes: 1_000_001 })).toMatch(/1000000 error scopes pushed and not popped; pop each/);
   });
 });
 
@@ -38,7 +39,7 @@ describe('ConnectionFlow on a real socket', () => {
     socket.on('data', () => undefined);
     let live = 0;
     const limits: string[] = [];
-    const flow = new ConnectionFlow(socket, () => live, (message) => limits.push(message));
+    const flow = new ConnectionFlow(socket, () => ({ liveObjects: live, errorScopes: 0 }), (message) => limits.push(message));
     try {
       let replayed!: () => void;
       flow.track(10, 65 * MiB, 0, new Promise<void>((resolve) => { replayed = resolve; }));
