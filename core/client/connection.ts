@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
+import { CommandWriter } from '../protocol/commandCodec.js';
 import type { DeviceEvents } from './remote/channel.js';
 import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
 import { writeFrame } from '../platform/frameWriter.js';
@@ -40,7 +41,8 @@ export class ServiceConnection extends EventEmitter {
   private nextRid = 1;
   private nextObjectId = 1;
   private nextBulkFile = 1;
-  private cmds: Command[] = [];
+  /** The batch being recorded, as its binary command stream (one buffer, reused). */
+  private readonly commands = new CommandWriter();
   /** Ids the job's garbage collector freed: they ride at the end of the next batch (see release()). */
   private releases: number[] = [];
   private payload: Uint8Array[] = [];
@@ -123,9 +125,9 @@ export class ServiceConnection extends EventEmitter {
    * SDK) to the batch; `data` is attached to the payload and referenced by the command.
    */
   record(cmd: Command): void {
-    if (this.cmds.length === 0) this.scheduleFlush();
-    this.cmds.push(cmd);
-    if (this.cmds.length >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+    if (this.commands.count === 0) this.scheduleFlush();
+    this.commands.write(cmd);
+    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
   }
 
   /**
@@ -169,7 +171,7 @@ export class ServiceConnection extends EventEmitter {
       }
     }
     if (copy) bytes = bytes.slice();
-    if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.cmds.length > 0) this.flush();
+    if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.commands.count > 0) this.flush();
     const ref: [number, number] = [this.payloadBytes, bytes.byteLength];
     this.payload.push(bytes);
     this.payloadBytes += bytes.byteLength;
@@ -182,17 +184,17 @@ export class ServiceConnection extends EventEmitter {
       clearImmediate(this.flushScheduled);
       this.flushScheduled = null;
     }
-    if (this.releases.length >= FLUSH_COMMANDS || (this.cmds.length > 0 && this.releases.length > 0)) {
-      for (const id of this.releases) this.cmds.push({ op: 'release', id });
+    if (this.releases.length >= FLUSH_COMMANDS || (this.commands.count > 0 && this.releases.length > 0)) {
+      for (const id of this.releases) this.commands.write({ op: 'release', id });
       this.releases = [];
     }
-    if (this.cmds.length === 0) return;
-    const cmds = this.cmds;
+    if (this.commands.count === 0) return;
+    // Copied out of the writer: the socket may hold the bytes until they are sent, and the writer is reused.
+    const commands = this.commands.take();
     const payload = this.payload;
-    this.cmds = [];
     this.payload = [];
     this.payloadBytes = 0;
-    this.write({ t: 'batch', cmds }, payload);
+    this.write({ t: 'batch', commandBytes: commands.byteLength }, [commands, ...payload]);
   }
 
   /** Flushes at the end of this macrotask, unless something flushes sooner. */

@@ -5,8 +5,8 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  */
-import { commandSchema, isRequestId, isWellFormedCommand, type Command, type GpuErrorJson } from '../protocol/commands.js';
-import { describeZodError } from '../protocol/messages.js';
+import type { Command, GpuErrorJson } from '../protocol/commands.js';
+import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
@@ -39,12 +39,6 @@ export interface SessionHost {
   log(message: string): void;
   /** Null while the job keeps up with its replies; else resolves once it has read enough of them. */
   whenWritable?(): Promise<void> | null;
-}
-
-/** A batch as validated on arrival: its well-formed commands, and what was wrong with the others. */
-interface ParsedBatch {
-  cmds: Command[];
-  malformed: { message: string; op?: string; id?: number; rid?: number }[];
 }
 
 /** One of the job's devices: its own error scopes and its own features and limits. */
@@ -164,11 +158,12 @@ export class Session implements ResidentSession {
     return this.inIteration;
   }
 
-  /** Queues a batch for replay; batches of one session replay strictly in order. */
-  enqueue(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
+  /**
+   * Queues a batch for replay (decoded and checked on arrival, while earlier batches may
+   * still wait for the GPU); batches of one session replay strictly in order. `payload` is its data section.
+   */
+  enqueue(batch: DecodedBatch, payload: Uint8Array): Promise<void> {
     this.queuedBatches++;
-    // Validated on arrival, while earlier batches may still wait for the GPU; replayed in turn.
-    const batch = this.parse(rawCommands);
     const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
       this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.current.id);
@@ -214,7 +209,7 @@ export class Session implements ResidentSession {
     this.memory.release(this.jobId);
   }
 
-  private async replayBatch({ cmds, malformed }: ParsedBatch, payload: Uint8Array): Promise<void> {
+  private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
     if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
@@ -240,7 +235,8 @@ export class Session implements ResidentSession {
     const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
     /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
     let unmarked = false;
-    for (const [index, cmd] of cmds.entries()) {
+    for (let index = 0; index < cmds.length; index++) {
+      const cmd = cmds[index];
       if (this.closed) return;
       if (cmd.op === 'submit' && !this.inIteration && this.iterationSource === 'sdk') {
         // Marking one iteration must not let the rest of a job's GPU work run unscheduled.
@@ -393,38 +389,12 @@ export class Session implements ResidentSession {
     }
   }
 
-  /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
-  private parse(rawCommands: unknown[]): ParsedBatch {
-    const batch: ParsedBatch = { cmds: [], malformed: [] };
-    for (const [index, raw] of rawCommands.entries()) {
-      if (isWellFormedCommand(raw)) {
-        batch.cmds.push(raw as Command);
-        continue;
-      }
-      const parsed = commandSchema.safeParse(raw);
-      if (parsed.success) {
-        batch.cmds.push(parsed.data);
-        continue;
-      }
-      const op = (raw as { op?: unknown })?.op;
-      const id = (raw as { id?: unknown })?.id;
-      const rid = (raw as { rid?: unknown })?.rid;
-      batch.malformed.push({
-        message: `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`,
-        op: typeof op === 'string' ? op : undefined,
-        id: typeof id === 'number' ? id : undefined,
-        rid: isRequestId(rid) ? rid : undefined,
-      });
-    }
-    return batch;
-  }
-
   /**
    * Reports a batch's malformed commands, in its turn: each is a validation error for the job, and
    * the object a malformed creating command would have made is invalid (so its uses say why). The id
    * of any other command names an existing object (a writeBuffer's buffer) and is left alone.
    */
-  private reportMalformed(malformed: ParsedBatch['malformed']): void {
+  private reportMalformed(malformed: DecodedBatch['malformed']): void {
     for (const { message, op, id, rid } of malformed) {
       this.malformedCount++;
       if (this.malformedCount <= MALFORMED_LOG_LIMIT) this.host.log(message);

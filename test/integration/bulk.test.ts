@@ -8,7 +8,8 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
-import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { FrameDecoder } from '../../core/protocol/frames.js';
+import { sendFrame } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
@@ -38,7 +39,7 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     const decoder = new FrameDecoder();
     const frames: any[] = [];
     socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
-    const send = (header: unknown) => { for (const c of encodeFrame(header)) socket.write(c); };
+    const send = (header: unknown) => sendFrame(socket, header);
     const until = async (pick: () => any) => {
       for (let i = 0; i < 500; i++) { const v = pick(); if (v) return v; await new Promise((r) => setTimeout(r, 10)); }
       throw new Error(`no answer; got ${JSON.stringify(frames)}`);
