@@ -12,7 +12,8 @@ import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/me
 import type { Command, DataRef } from '../protocol/commands.js';
 import { CommandWriter } from '../protocol/commandCodec.js';
 import type { DeviceEvents } from './remote/channel.js';
-import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
+import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
+import { BulkScratch } from './bulkScratch.js';
 import { writeFrame } from '../platform/frameWriter.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +48,9 @@ export class ServiceConnection extends EventEmitter {
   private releases: number[] = [];
   private payload: Uint8Array[] = [];
   private payloadBytes = 0;
+  /** The job's scratch file in the bulk folder (null without one), and its bytes the pending batch names. */
+  private scratch: BulkScratch | null | undefined;
+  private scratchBytes = 0;
   private closedError: Error | null = null;
   private flushScheduled: NodeJS.Immediate | null = null;
   /** What the service said when it declared the job's devices lost (kill, a lost GPU). */
@@ -162,6 +166,13 @@ export class ServiceConnection extends EventEmitter {
     const bulkDir = this.welcome?.bulkDir;
     const jobId = this.welcome?.jobId;
     if (bulkDir && jobId && bytes.byteLength >= BULK_MIN_BYTES) {
+      this.scratch ??= new BulkScratch(join(bulkDir, scratchFileName(jobId)));
+      const offset = this.scratch.write(bytes);
+      if (offset !== null) {
+        this.scratchBytes += bytes.byteLength;
+        return { scratch: offset, length: bytes.byteLength };
+      }
+      // The scratch file is full (the service has not read it yet) or unusable: a file of its own.
       const file = `${jobId}-${this.nextBulkFile++}`;
       try {
         writeFileSync(join(bulkDir, file), bytes, { mode: 0o600, flag: 'wx' });
@@ -192,9 +203,11 @@ export class ServiceConnection extends EventEmitter {
     // Copied out of the writer: the socket may hold the bytes until they are sent, and the writer is reused.
     const commands = this.commands.take();
     const payload = this.payload;
+    const scratchBytes = this.scratchBytes;
     this.payload = [];
     this.payloadBytes = 0;
-    this.write({ t: 'batch', commandBytes: commands.byteLength }, [commands, ...payload]);
+    this.scratchBytes = 0;
+    this.write({ t: 'batch', commandBytes: commands.byteLength, ...(scratchBytes > 0 ? { scratchBytes } : {}) }, [commands, ...payload]);
   }
 
   /** Flushes at the end of this macrotask, unless something flushes sooner. */
@@ -270,6 +283,8 @@ export class ServiceConnection extends EventEmitter {
         this.updateRef();
         if (message.error) waiter.reject(new ServiceError(message.error.message, message.error.code, message.error));
         else waiter.resolve({ result: message.result, payload: frame.payload });
+      } else if (message.t === 'scratchRead') {
+        this.scratch?.consumed(message.bytes);
       } else if (message.t === 'welcome') {
         this.emit('welcome', message);
       } else if (message.t === 'error' && !this.welcome) {
@@ -302,6 +317,7 @@ export class ServiceConnection extends EventEmitter {
     for (const waiter of this.pending.values()) waiter.reject(this.closedError);
     this.pending.clear();
     for (const ref of this.devices.values()) ref.deref()?.lost('unknown', why);
+    this.scratch?.close();
     this.emit('close', socketError);
     this.socket.destroy();
   }

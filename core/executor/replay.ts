@@ -29,14 +29,14 @@ export interface ReplayContext {
   /** Answers a request id: a result, bytes, or an error for the job. */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
-  /** The bytes of a bulk-channel file of this job (then removed); throws ReplayError if unusable. */
-  readBulk(file: string, length: number): Uint8Array;
+  /** Bytes in the bulk channel: a file of this job (then removed) or its scratch file; throws ReplayError if unusable. */
+  readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array;
   /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
   submitPrefix(): GPUCommandBuffer[];
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
-  if (!Array.isArray(ref)) return ctx.readBulk(ref.file, ref.length);
+  if (!Array.isArray(ref)) return ctx.readBulk(ref);
   const [offset, length] = ref;
   if (offset + length > ctx.payload.byteLength) {
     throw new ReplayError(`data [${offset}, ${offset + length}) is outside the frame's ${ctx.payload.byteLength}-byte payload`);

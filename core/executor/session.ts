@@ -5,7 +5,7 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  */
-import type { Command, GpuErrorJson } from '../protocol/commands.js';
+import type { Command, DataRef, GpuErrorJson } from '../protocol/commands.js';
 import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
@@ -16,7 +16,8 @@ import { IterationTimer } from './iterationTimer.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { ReplayError } from './objects.js';
-import { removeBulkFiles, takeBulkFile } from '../platform/bulkDir.js';
+import { openBulkFile, readBulkBytes, removeBulkFiles, scratchFileName, takeBulkFile } from '../platform/bulkDir.js';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What the session needs from the service around it. */
@@ -88,6 +89,8 @@ export class Session implements ResidentSession {
   private submittedInIteration = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
+  /** The job's scratch file in the bulk folder, opened at its first use. */
+  private scratchFd: number | null = null;
   private readonly workingSetTracker = new WorkingSetTracker();
   /** How the job's bind groups were made, so they can be made again on buffers that paged or were discarded. */
   readonly bindGroupSources = new BindGroupSources();
@@ -201,6 +204,8 @@ export class Session implements ResidentSession {
     }
     this.table.clear();
     this.timer?.destroy();
+    if (this.scratchFd !== null) closeSync(this.scratchFd);
+    this.scratchFd = null;
     if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
     if (this.memoryIterationOpen) {
       this.inIteration = false;
@@ -351,9 +356,18 @@ export class Session implements ResidentSession {
     this.table.device = this.current.config;
   }
 
-  /** Reads and removes one of this job's bulk files; only the job's own names are accepted. */
-  private readBulk(file: string, length: number): Uint8Array {
+  /** Reads one of this job's bulk files (then removed; only the job's own names are accepted), or bytes of its scratch file. */
+  private readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array {
     if (!this.bulkDir) throw new ReplayError('this service has no bulk channel; send the bytes in the frame');
+    if ('scratch' in ref) {
+      try {
+        this.scratchFd ??= openBulkFile(join(this.bulkDir, scratchFileName(this.jobId)));
+        return readBulkBytes(this.scratchFd, ref.length, ref.scratch);
+      } catch (error) {
+        throw new ReplayError(`the job's scratch file cannot be read at [${ref.scratch}, ${ref.scratch + ref.length}): ${(error as Error).message}`);
+      }
+    }
+    const { file, length } = ref;
     if (!file.startsWith(`${this.jobId}-`)) throw new ReplayError(`bulk file '${file}' does not belong to ${this.jobId}`);
     try {
       return takeBulkFile(join(this.bulkDir, file), length);
@@ -417,7 +431,7 @@ export class Session implements ResidentSession {
       payload,
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
-      readBulk: (file, length) => this.readBulk(file, length),
+      readBulk: (ref) => this.readBulk(ref),
       submitPrefix: () => (this.inIteration && this.timer ? this.timer.takeBeginCommands() : []),
     };
   }

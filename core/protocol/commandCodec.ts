@@ -164,6 +164,11 @@ export class CommandWriter {
           this.string((value as { file: unknown }).file);
           return this.u64((value as unknown as { length: unknown }).length);
         }
+        if (value && typeof value === 'object' && 'scratch' in value) {
+          this.u32(2);
+          this.u64((value as { scratch: unknown }).scratch);
+          return this.u64((value as unknown as { length: unknown }).length);
+        }
         return this.u32(0xff);
       case 'bindings':
         return this.list(value, (entry) => {
@@ -388,7 +393,8 @@ class Reader {
       case 'data': {
         const tag = this.u32();
         if (tag === 0) return [this.u64(false), this.u64(false)];
-        if (tag !== 1) throw new FieldError(`data tag ${tag} is neither 0 (in the batch) nor 1 (a bulk file)`);
+        if (tag === 2) return { scratch: this.u64(false), length: this.u64(false) };
+        if (tag !== 1) throw new FieldError(`data tag ${tag} is none of 0 (in the batch), 1 (a bulk file), 2 (the scratch file)`);
         const file = this.string(256, false)!;
         if (!BULK_FILE_NAME.test(file)) throw new FieldError(`'${file}' is not a bulk file's name`);
         return { file, length: this.u64(false) };

@@ -16,9 +16,10 @@ import { z } from 'zod';
 
 /**
  * Where a command's bytes are: `[offset, length]` into the batch's data section,
- * or a file of the bulk channel (see core/platform/bulkDir.ts) named `<jobId>-<n>`.
+ * a file of the bulk channel (see core/platform/bulkDir.ts) named `<jobId>-<n>`,
+ * or `length` bytes at offset `scratch` of the job's scratch file there (core/client/bulkScratch.ts).
  */
-export type DataRef = [number, number] | { file: string; length: number };
+export type DataRef = [number, number] | { file: string; length: number } | { scratch: number; length: number };
 
 /** The shape of a bulk file's name: `<jobId>-<n>`. */
 export const BULK_FILE_NAME = /^[A-Za-z0-9]+-[A-Za-z0-9]+-\d+$/;
@@ -34,7 +35,7 @@ export const BULK_FILE_NAME = /^[A-Za-z0-9]+-[A-Za-z0-9]+-\d+$/;
  * - `enum`/`enum?`: an index into `values` (0xffffffff: absent).
  * - `ids`, `idsOrNull`: a count (at most `max`), then ids (0 means null in `idsOrNull`).
  * - `u32s?`: a count (0: absent), then values.
- * - `data`: a DataRef, as a tag (0: data section, 1: bulk file) and its fields.
+ * - `data`: a DataRef, as a tag (0: data section, 1: bulk file, 2: scratch file) and its fields.
  * - `bindings`: bind group entries `{binding, buffer, offset?, size?}` (a count, then each).
  * - `timestampWrites?`: a query set id (0: absent), then two `u32?` indices.
  * - `json`/`json?`: a cold descriptor (layout entries, limits, constants) as a JSON string, checked by its schema.

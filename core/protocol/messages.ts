@@ -55,10 +55,16 @@ export type Hello = z.infer<typeof helloSchema>;
 /**
  * Job → service messages after hello, as they arrive. A batch's payload starts
  * with its `commandBytes`-byte command stream (core/protocol/commandCodec.ts);
- * the rest is its data section, which commands point into.
+ * the rest is its data section, which commands point into. `scratchBytes`: how
+ * many bytes of the job's scratch file its commands name; once the batch is
+ * replayed the service says so (`scratchRead`), and the job may write there again.
  */
 export const jobMessageSchema = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('batch'), commandBytes: z.number().int().nonnegative().max(0xffffffff) }),
+  z.object({
+    t: z.literal('batch'),
+    commandBytes: z.number().int().nonnegative().max(0xffffffff),
+    scratchBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  }),
   z.object({
     t: z.literal('requestDevice'), rid: z.number().int().positive(),
     requiredFeatures: z.array(z.string().max(128)).max(256).optional(),
@@ -96,6 +102,8 @@ export type ServerMessage =
   /** An error none of device `device`'s scopes captured (ids as in `configureDevice`). */
   | { t: 'uncaptured'; error: GpuErrorJson; device: number }
   | { t: 'lost'; reason: 'destroyed' | 'unknown'; message: string }
+  /** The batches sent so far that named `bytes` of the job's scratch file are replayed: that space is free again. */
+  | { t: 'scratchRead'; bytes: number }
   | { t: 'state'; state: JobState; message?: string }
   | { t: 'event'; event: ServiceEvent }
   | { t: 'error'; code: number; message: string };

@@ -155,6 +155,13 @@ class Connection {
     const replayed = this.service.handleJobMessage(this.job!, { t: 'batch', batch }, data);
     const commands = batch.cmds.length + batch.malformed.length;
     this.flow.track(commands, data.byteLength, requestIds(batch).length, replayed);
+    const scratchBytes = wire.scratchBytes ?? 0;
+    if (scratchBytes > 0) {
+      // Replayed (or refused, or failed): either way the service is done with those bytes.
+      const done = () => this.send({ t: 'scratchRead', bytes: scratchBytes });
+      if (replayed) void replayed.finally(done);
+      else done();
+    }
   }
 
   /**

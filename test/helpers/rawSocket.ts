@@ -24,8 +24,9 @@ export async function rawSocket(path: string): Promise<{ socket: Socket; frames:
 export function frameChunks(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
   const batch = header as { t?: unknown; cmds?: unknown } | null;
   if (batch?.t === 'batch' && Array.isArray(batch.cmds)) {
-    const commands = encodeCommands(batch.cmds as Record<string, unknown>[]);
-    return encodeFrame({ t: 'batch', commandBytes: commands.byteLength }, [commands, ...payload]);
+    const { cmds, ...rest } = batch;
+    const commands = encodeCommands(cmds as Record<string, unknown>[]);
+    return encodeFrame({ ...rest, commandBytes: commands.byteLength }, [commands, ...payload]);
   }
   return encodeFrame(header, payload);
 }

@@ -37,6 +37,7 @@ function valueOf(spec: FieldSpec): fc.Arbitrary<unknown> {
     case 'data': return fc.oneof(
       fc.tuple(u64, u64),
       fc.record({ file: fc.constantFrom('job-3-1', 'job-12-400'), length: u64 }),
+      fc.record({ scratch: u64, length: u64 }),
     );
     case 'bindings': return fc.array(fc.record({ binding: u32, buffer: id, offset: u64, size: u64 }, { requiredKeys: ['binding', 'buffer'] }), { maxLength: 4 });
     case 'timestampWrites?': return opt(fc.record({ querySet: id, beginningOfPassWriteIndex: opt(u32), endOfPassWriteIndex: opt(u32) }));
