@@ -14,5 +14,12 @@ if (!ctsDir) {
 }
 const runner = join(resolve(ctsDir), 'out-node', 'common', 'runtime', 'cmdline.js');
 process.chdir(resolve(ctsDir));
+// The runner ends with process.exit, which drops what a pipe has not taken yet (its results, printed last):
+// exit once stdout has written everything.
+const exit = process.exit.bind(process);
+process.exit = (code) => {
+  process.exitCode = code;
+  process.stdout.write('', () => exit(code));
+};
 process.argv = [process.argv[0], runner, ...ctsArgs];
 createRequire(import.meta.url)(runner);
