@@ -289,6 +289,7 @@ export class Session implements ResidentSession {
           this.switchDevice(cmd.device, null);
           continue;
         case 'destroyDevice':
+          this.scopes.willReplay();
           replay(ctx, cmd);
           // Its scopes stay current until the next device is named: nothing more comes for this one.
           this.devices.delete(this.current.id);
@@ -309,6 +310,7 @@ export class Session implements ResidentSession {
           break;
         }
         default: {
+          this.scopes.willReplay();
           const error = replay(ctx, cmd);
           if (error) this.scopes.report(error);
           this.workingSetTracker.observe(cmd, this.table, error === null);
