@@ -40,17 +40,17 @@ const PASSING: ReadonlySet<CaseStatus> = new Set(['pass', 'warn']);
 
 /**
  * Parses what the CTS runner printed with `--print-json`: the JSON document
- * between a line `{` and a line `}`, whatever else (logs, a summary, a
- * driver's warning) came around it.
+ * (from its `{` and `"version"` to the last line `}`), whatever else (logs, a
+ * summary, a driver's warning) came around it.
  */
 export function parseQueryOutput(stdout: string): QueryRun {
-  const lines = stdout.split('\n');
-  const start = lines.indexOf('{');
-  const end = lines.lastIndexOf('}');
+  // The document's first line is `{`, but a driver's warning printed without a newline may stand before it.
+  const start = stdout.search(/\{\n\s*"version"/);
+  const end = stdout.lastIndexOf('\n}');
   if (start < 0 || end <= start) return { cases: new Map(), error: 'the runner printed no results (it died before the end of the query?)' };
   let document: { results?: [string, { status: CaseStatus; timems?: number; logs?: unknown[] }][] };
   try {
-    document = JSON.parse(lines.slice(start, end + 1).join('\n'));
+    document = JSON.parse(stdout.slice(start, end + 2));
   } catch (error) {
     return { cases: new Map(), error: `the runner's results are not JSON: ${(error as Error).message}` };
   }

@@ -82,6 +82,8 @@ for (const query of queries) {
   reports.push(report);
   const line = (side: QueryReport['local']) => `${String(side.passed).padStart(5)}/${String(side.total).padEnd(5)} ${side.seconds.toFixed(1).padStart(6)} s`;
   console.log(`${query.padEnd(72)} local ${line(report.local)}   service ${line(report.remote)}   ${report.regressions.length ? `${report.regressions.length} REGRESSED` : ''}`);
+  if (local.error) console.log(`  local: ${local.error}`);
+  if (remote.error) console.log(`  service: ${remote.error}`);
   if (serviceDied) {
     console.log(`  the service died during this query:\n${service.log().slice(-2000)}`);
     await service.stop().catch(() => undefined);
