@@ -57,6 +57,14 @@ const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'rel
 
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
+const SUBMIT_OPS = new Set<Command['op']>(['submit']);
+
+/** The index of the last command of `cmds` whose op is in `ops` (-1: none); scans from the end, where they usually are. */
+function lastIndexOf(cmds: readonly Command[], ops: ReadonlySet<Command['op']>): number {
+  for (let i = cmds.length - 1; i >= 0; i--) if (ops.has(cmds[i].op)) return i;
+  return -1;
+}
+
 /** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
 export const MALFORMED_LOG_LIMIT = 10;
 
@@ -217,7 +225,7 @@ export class Session implements ResidentSession {
   private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
-    if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
+    if (this.iterationSource === 'inferred' && !this.inIteration && lastIndexOf(cmds, SUBMIT_OPS) >= 0) {
       if (!(await this.beginIteration())) return;
     }
     this.busy = true;
@@ -236,8 +244,8 @@ export class Session implements ResidentSession {
     this.scopes.openSegment();
     let endAfterBatch = false;
     // Where the timer may mark an inferred iteration's end early: at the batch's last sync point, if no submit follows.
-    const lastSync = cmds.findLastIndex((c) => SYNC_OPS.has(c.op));
-    const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
+    const lastSync = lastIndexOf(cmds, SYNC_OPS);
+    const markAt = lastSync > lastIndexOf(cmds, SUBMIT_OPS) ? lastSync : -1;
     /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
     let unmarked = false;
     for (let index = 0; index < cmds.length; index++) {
