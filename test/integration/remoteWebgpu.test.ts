@@ -14,7 +14,7 @@ const BATTERY = join(ROOT, 'test/fixtures/jobs/webgpu-conformance.js');
 
 /** Every check the battery runs, in its order (a check missing on either side fails). */
 const CHECKS = [
-  'requestDevice', 'adapter', 'device', 'globals', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
+  'requestDevice', 'adapter', 'device', 'globals', 'interfaces', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
   'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'largeMappings', 'invalidBufferDescriptor',
   'invalidBufferDescriptors', 'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
   'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',

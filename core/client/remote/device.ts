@@ -17,6 +17,7 @@ import {
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
 import { optionalSize64, size64 } from './webidl.js';
+import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
 
 function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
   if (ArrayBuffer.isView(data)) {
@@ -95,15 +96,20 @@ export class RemoteDevice extends EventTarget {
     lost: (reason, message) => this.#lose(reason, message),
   };
 
+  readonly features: GPUSupportedFeatures;
+  readonly limits: GPUSupportedLimits;
+
   constructor(
     readonly channel: DeviceChannel,
-    readonly features: ReadonlySet<string>,
-    readonly limits: Readonly<Record<string, number>>,
+    features: ReadonlySet<string>,
+    limits: Record<string, number>,
     readonly adapterInfo: GPUAdapterInfo,
     label?: string,
   ) {
     super();
     this.label = label ?? '';
+    this.features = supportedFeatures(features);
+    this.limits = supportedLimits(limits);
     this.queue = new RemoteQueue(channel, 0, undefined);
     channel.record({ op: 'configureDevice', device: channel.deviceId, features: [...features], limits: { ...limits } });
     this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
@@ -269,6 +275,6 @@ export class RemoteDevice extends EventTarget {
   #lose(reason: 'destroyed' | 'unknown', message: string): void {
     if (this.#isLost) return;
     this.#isLost = true;
-    this.#resolveLost({ reason, message } as GPUDeviceLostInfo);
+    this.#resolveLost(deviceLostInfo(reason, message));
   }
 }

@@ -2,6 +2,7 @@
 import { DeviceChannel } from './channel.js';
 import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
+import { adapterInfo as makeAdapterInfo, supportedFeatures, supportedLimits, wgslLanguageFeatures } from './interfaces.js';
 import type { ServiceConnection } from '../connection.js';
 
 /** Fields a newer service may add to its welcome; read when present. */
@@ -11,11 +12,11 @@ interface WelcomeExtras {
   wgslLanguageFeatures?: string[];
 }
 
-/** GPUAdapterInfo as a plain frozen object with the fields browsers expose. */
+/** The adapter's GPUAdapterInfo, from the service's welcome. */
 function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
   const info = connection.welcome.adapter.info as typeof connection.welcome.adapter.info & WelcomeExtras;
   const limits = connection.welcome.adapter.limits;
-  return Object.freeze({
+  return makeAdapterInfo({
     vendor: info.vendor,
     architecture: info.architecture,
     device: info.device,
@@ -24,18 +25,18 @@ function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
     subgroupMinSize: info.subgroupMinSize ?? limits.subgroupMinSize ?? 4,
     subgroupMaxSize: info.subgroupMaxSize ?? limits.subgroupMaxSize ?? 128,
     isFallbackAdapter: info.isSoftware,
-  }) as unknown as GPUAdapterInfo;
+  });
 }
 
 export class RemoteAdapter {
-  readonly features: ReadonlySet<string>;
-  readonly limits: Readonly<Record<string, number>>;
+  readonly features: GPUSupportedFeatures;
+  readonly limits: GPUSupportedLimits;
   readonly info: GPUAdapterInfo;
   #consumed = false;
 
   constructor(private readonly connection: ServiceConnection) {
-    this.features = new Set(connection.welcome.adapter.features);
-    this.limits = Object.freeze({ ...connection.welcome.adapter.limits });
+    this.features = supportedFeatures(connection.welcome.adapter.features);
+    this.limits = supportedLimits(connection.welcome.adapter.limits);
     this.info = adapterInfo(connection);
   }
 
@@ -57,7 +58,7 @@ export class RemoteAdapter {
       throw new DOMException('adapter is "consumed": it has already been used to create a device', 'OperationError');
     }
     const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
-    const limits = deviceLimits(this.limits, descriptor.requiredLimits);
+    const limits = deviceLimits(this.connection.welcome.adapter.limits, descriptor.requiredLimits);
     this.#consumed = true;
     const requiredLimits = Object.fromEntries(Object.entries(descriptor.requiredLimits ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Number(v)]));
     try {
@@ -66,17 +67,17 @@ export class RemoteAdapter {
       throw new DOMException((error as Error).message, 'OperationError');
     }
     const channel = new DeviceChannel(this.connection, this.connection.allocateDeviceId());
-    return new RemoteDevice(channel, features, Object.freeze(limits), this.info, descriptor.label);
+    return new RemoteDevice(channel, features, limits, this.info, descriptor.label);
   }
 }
 
 /** What a job sees as `navigator.gpu`. */
 export class RemoteGPU {
   /** The service's WGSL language features, when its welcome names them. */
-  readonly wgslLanguageFeatures: ReadonlySet<string>;
+  readonly wgslLanguageFeatures: WGSLLanguageFeatures;
 
   constructor(private readonly connection: ServiceConnection) {
-    this.wgslLanguageFeatures = new Set((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
+    this.wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
   }
 
   async requestAdapter(_options?: GPURequestAdapterOptions): Promise<RemoteAdapter | null> {

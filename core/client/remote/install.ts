@@ -12,6 +12,7 @@ import {
   GPUError, GPUInternalError, GPUOutOfMemoryError, GPUPipelineError, GPUUncapturedErrorEvent, GPUValidationError,
 } from './errors.js';
 import { RemoteAdapter, RemoteGPU } from './gpu.js';
+import { DATA_INTERFACES } from './interfaces.js';
 import {
   RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
   RemoteQuerySet, RemoteShaderModule,
@@ -25,6 +26,8 @@ import {
 const NEVER_CONSTRUCTED = [
   'GPUTexture', 'GPUTextureView', 'GPUSampler', 'GPUExternalTexture', 'GPURenderPipeline',
   'GPURenderPassEncoder', 'GPURenderBundle', 'GPURenderBundleEncoder', 'GPUCanvasContext',
+  // Dawn's own, beside the specification's: a local dawn.node job has them as globals.
+  'GPUSubgroupMatrixConfig', 'GPUResourceTable',
 ];
 
 /** A class named `name` that, like WebGPU's interfaces, cannot be constructed by scripts. */
@@ -50,6 +53,7 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     GPUCommandEncoder: RemoteCommandEncoder, GPUComputePassEncoder: RemoteComputePassEncoder,
     GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
     GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
+    ...DATA_INTERFACES,
   };
   for (const name of NEVER_CONSTRUCTED) globals[name] = illegalConstructor(name);
   for (const [key, value] of Object.entries(globals)) {

@@ -1,6 +1,7 @@
 /** The simple remote objects: shader modules, layouts, pipelines, bind groups, query sets, command buffers. */
 import { RemoteObject } from './base.js';
 import type { DeviceChannel } from './channel.js';
+import { compilationInfo, type CompilationMessageFields } from './interfaces.js';
 
 export class RemoteShaderModule extends RemoteObject {
   /** Compilation messages from the service's shader compiler. */
@@ -16,8 +17,7 @@ export class RemoteShaderModule extends RemoteObject {
       if (!this.channel.deviceLost) throw error;
       result = { messages: [] };
     }
-    const messages = (result as { messages: GPUCompilationMessage[] }).messages;
-    return { messages: Object.freeze(messages.map((m) => Object.freeze({ ...m }))) } as unknown as GPUCompilationInfo;
+    return compilationInfo((result as { messages: CompilationMessageFields[] }).messages);
   }
 }
 
