@@ -19,6 +19,22 @@ import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js'
 import { optionalSize64, size64 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
 
+/**
+ * `compute.constants` as WebIDL converts a `record<USVString, GPUPipelineConstantValue>`:
+ * each value a `double`, so NaN and ±Infinity are a TypeError.
+ */
+function pipelineConstants(constants: unknown): Record<string, number> | undefined {
+  if (constants === undefined || constants === null) return undefined;
+  if (typeof constants !== 'object' && typeof constants !== 'function') throw new TypeError('constants is not an object');
+  const converted: Record<string, number> = {};
+  for (const key of Object.keys(constants)) {
+    const value = Number((constants as Record<string, unknown>)[key]);
+    if (!Number.isFinite(value)) throw new TypeError(`constant '${key}': ${String(value)} is not a finite number`);
+    converted[key] = value;
+  }
+  return converted;
+}
+
 function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
   if (ArrayBuffer.isView(data)) {
     const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
@@ -86,7 +102,6 @@ export class RemoteQueue extends RemoteObject {
 export class RemoteDevice extends EventTarget {
   readonly queue: RemoteQueue;
   readonly lost: Promise<GPUDeviceLostInfo>;
-  onuncapturederror: ((event: GPUUncapturedErrorEvent) => void) | null = null;
   label: string;
   #resolveLost!: (info: GPUDeviceLostInfo) => void;
   #isLost = false;
@@ -145,13 +160,15 @@ export class RemoteDevice extends EventTarget {
   }
 
   createComputePipeline(descriptor: GPUComputePipelineDescriptor): RemoteComputePipeline {
-    return this.#computePipeline(descriptor, undefined);
+    return this.#computePipeline(descriptor, pipelineConstants(descriptor.compute.constants), undefined);
   }
 
   async createComputePipelineAsync(descriptor: GPUComputePipelineDescriptor): Promise<RemoteComputePipeline> {
+    // Converted before anything is sent: a bad constant rejects this promise with a TypeError.
+    const constants = pipelineConstants(descriptor.compute.constants);
     const rid = this.channel.allocateRid();
     const reply = this.channel.expectReply(rid);
-    const pipeline = this.#computePipeline(descriptor, rid);
+    const pipeline = this.#computePipeline(descriptor, constants, rid);
     this.channel.flush();
     let result: unknown;
     try {
@@ -237,9 +254,8 @@ export class RemoteDevice extends EventTarget {
   createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 
-  #computePipeline(descriptor: GPUComputePipelineDescriptor, rid: number | undefined): RemoteComputePipeline {
+  #computePipeline(descriptor: GPUComputePipelineDescriptor, constants: Record<string, number> | undefined, rid: number | undefined): RemoteComputePipeline {
     const id = this.channel.allocateId();
-    const constants = descriptor.compute.constants ? Object.fromEntries(Object.entries(descriptor.compute.constants).map(([k, v]) => [k, Number(v)])) : undefined;
     this.channel.record({
       op: 'createComputePipeline', id, rid,
       layout: descriptor.layout === 'auto' ? 'auto' : idOf(descriptor.layout, 'GPUPipelineLayout'),
@@ -251,10 +267,33 @@ export class RemoteDevice extends EventTarget {
 
   #uncaptured(json: GpuErrorJson): void {
     const event = new GPUUncapturedErrorEvent('uncapturederror', { error: gpuErrorFromJson(json) });
-    const handled = this.onuncapturederror !== null || this.#hasListeners;
-    this.onuncapturederror?.call(this, event);
+    const handled = this.#handler !== null || this.#hasListeners;
     this.dispatchEvent(event);
     if (!handled) console.warn(`salus: uncaptured WebGPU ${json.type} error: ${json.message}`);
+  }
+
+  #handler: ((event: GPUUncapturedErrorEvent) => unknown) | null = null;
+  /** The listener that calls `onuncapturederror`, registered while it is set. */
+  #handlerListener: ((event: Event) => void) | null = null;
+
+  /**
+   * An event handler attribute, as in HTML: setting it registers one listener
+   * in its place among those added by `addEventListener` (then replacing the
+   * function keeps that place), and null removes it.
+   */
+  get onuncapturederror(): ((event: GPUUncapturedErrorEvent) => unknown) | null {
+    return this.#handler;
+  }
+
+  set onuncapturederror(value: ((event: GPUUncapturedErrorEvent) => unknown) | null) {
+    this.#handler = typeof value === 'function' || (typeof value === 'object' && value !== null) ? value : null;
+    if (this.#handler && !this.#handlerListener) {
+      this.#handlerListener = (event) => { (this.#handler as ((e: Event) => unknown) | null)?.call(this, event); };
+      super.addEventListener('uncapturederror', this.#handlerListener);
+    } else if (!this.#handler && this.#handlerListener) {
+      super.removeEventListener('uncapturederror', this.#handlerListener);
+      this.#handlerListener = null;
+    }
   }
 
   #listenerCount = 0;

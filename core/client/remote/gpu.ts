@@ -2,6 +2,7 @@
 import { DeviceChannel } from './channel.js';
 import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
+import { size64 } from './webidl.js';
 import { adapterInfo as makeAdapterInfo, supportedFeatures, supportedLimits, wgslLanguageFeatures } from './interfaces.js';
 import type { ServiceConnection } from '../connection.js';
 
@@ -26,6 +27,27 @@ function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
     subgroupMaxSize: info.subgroupMaxSize ?? limits.subgroupMaxSize ?? 128,
     isFallbackAdapter: info.isSoftware,
   });
+}
+
+const POWER_PREFERENCES = ['low-power', 'high-performance'];
+const FEATURE_LEVELS = ['core', 'compatibility'];
+
+/**
+ * `requiredLimits` as WebIDL converts a `record<DOMString, (GPUSize64 or undefined)>`:
+ * each value an [EnforceRange] unsigned long long (NaN, ±Infinity, below 0 or
+ * past 2^53−1 is a TypeError), undefined ones left out.
+ */
+function convertRequiredLimits(requiredLimits: unknown): Record<string, number> {
+  const converted: Record<string, number> = {};
+  if (requiredLimits === undefined || requiredLimits === null) return converted;
+  if (typeof requiredLimits !== 'object' && typeof requiredLimits !== 'function') {
+    throw new TypeError('requestDevice: requiredLimits is not an object');
+  }
+  for (const key of Object.keys(requiredLimits)) {
+    const value = (requiredLimits as Record<string, unknown>)[key];
+    if (value !== undefined) converted[key] = size64(value, `requestDevice: requiredLimits.${key}`);
+  }
+  return converted;
 }
 
 export class RemoteAdapter {
@@ -57,10 +79,11 @@ export class RemoteAdapter {
       // dawn.node's words for the same case.
       throw new DOMException('adapter is "consumed": it has already been used to create a device', 'OperationError');
     }
+    // WebIDL converts the whole descriptor first: a limit that is no GPUSize64 is a TypeError, even an unknown one.
+    const requiredLimits = convertRequiredLimits(descriptor.requiredLimits);
     const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
-    const limits = deviceLimits(this.connection.welcome.adapter.limits, descriptor.requiredLimits);
+    const limits = deviceLimits(this.connection.welcome.adapter.limits, requiredLimits);
     this.#consumed = true;
-    const requiredLimits = Object.fromEntries(Object.entries(descriptor.requiredLimits ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Number(v)]));
     try {
       await this.connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
     } catch (error) {
@@ -80,7 +103,13 @@ export class RemoteGPU {
     this.wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
   }
 
-  async requestAdapter(_options?: GPURequestAdapterOptions): Promise<RemoteAdapter | null> {
+  async requestAdapter(options: GPURequestAdapterOptions = {}): Promise<RemoteAdapter | null> {
+    const { powerPreference, featureLevel } = options as GPURequestAdapterOptions & { featureLevel?: unknown };
+    if (powerPreference !== undefined && !POWER_PREFERENCES.includes(String(powerPreference))) {
+      throw new TypeError(`requestAdapter: '${String(powerPreference)}' is not a valid GPUPowerPreference`);
+    }
+    // featureLevel is a DOMString, not an enum: one the implementation does not know gives no adapter.
+    if (featureLevel !== undefined && !FEATURE_LEVELS.includes(String(featureLevel))) return null;
     if (this.connection.closed) return null;
     return new RemoteAdapter(this.connection);
   }
