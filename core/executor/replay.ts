@@ -8,6 +8,9 @@
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
+import {
+  bindingSizeLimitError, computePipelineLimitError, noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, type LimitPair,
+} from './jobLimits.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
 const MAP_READ = 0x1;
@@ -66,6 +69,11 @@ type CreatingOp = { id: number };
 /** The job's own limit `key`, when it declared one. */
 function jobLimit(ctx: ReplayContext, key: string): number {
   return ctx.table.device?.limits[key] ?? Infinity;
+}
+
+/** The job's limit and the shared device's, for the checks of jobLimits.ts. */
+function limitPair(ctx: ReplayContext): LimitPair {
+  return (key) => ({ job: jobLimit(ctx, key), device: (ctx.device.limits as unknown as Record<string, number>)[key] ?? Infinity });
 }
 
 const handlers: { [K in CommandOp]?: Handler<K> } = {
@@ -175,7 +183,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   createShaderModule(ctx, cmd) {
-    ctx.table.set(cmd.id, { kind: 'shaderModule', obj: ctx.device.createShaderModule({ code: cmd.code, label: cmd.label }) });
+    const obj = ctx.device.createShaderModule({ code: cmd.code, label: cmd.label });
+    noteShaderModule(obj, cmd.code);
+    ctx.table.set(cmd.id, { kind: 'shaderModule', obj });
   },
 
   compilationInfo(ctx, cmd) {
@@ -192,6 +202,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createBindGroupLayout(ctx, cmd) {
     const obj = ctx.device.createBindGroupLayout({ entries: cmd.entries as GPUBindGroupLayoutEntry[], label: cmd.label });
+    noteLayoutEntries(obj, cmd.entries);
     // setBindGroup's dynamic offsets apply to these bindings in increasing binding order (WebGPU spec).
     const dynamicBindings = cmd.entries.filter((e) => e.buffer?.hasDynamicOffset).map((e) => e.binding).sort((a, b) => a - b);
     ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings });
@@ -209,14 +220,23 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       layout: cmd.layout === 'auto' ? 'auto' : ctx.table.get(cmd.layout, 'pipelineLayout').obj,
       compute: { module: ctx.table.get(cmd.module, 'shaderModule').obj, entryPoint: cmd.entryPoint, constants: cmd.constants },
     });
+    // The job's own limits, where the shared device's are larger (Dawn checks the rest).
+    const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants);
     if (cmd.rid === undefined) {
-      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: ctx.device.createComputePipeline(describe()) });
+      const descriptor = describe();
+      const limitError = pastLimits(descriptor.compute.module);
+      if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
+      const obj = ctx.device.createComputePipeline(descriptor);
+      notePipeline(obj, descriptor.compute.module);
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj });
       return;
     }
     const rid = cmd.rid;
     let descriptor: GPUComputePipelineDescriptor;
     try {
       descriptor = describe();
+      const limitError = pastLimits(descriptor.compute.module);
+      if (limitError) throw new ReplayError(`createComputePipelineAsync: ${limitError}`);
     } catch (error) {
       // createComputePipelineAsync rejects with a GPUPipelineError, as for any invalid descriptor.
       const message = (error as Error).message;
@@ -227,7 +247,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
-      (pipeline) => { entry.obj = pipeline; ctx.reply(rid, {}); },
+      (pipeline) => { entry.obj = pipeline; notePipeline(pipeline, descriptor.compute.module); ctx.reply(rid, {}); },
       (error: Error & { reason?: string }) => {
         ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
         ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });
@@ -239,7 +259,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
     if (!pipeline.obj) throw new ReplayError('getBindGroupLayout on a pipeline that is still being created');
     // An 'auto' layout never has dynamic offsets.
-    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: pipeline.obj.getBindGroupLayout(cmd.index), dynamicBindings: [] });
+    const obj = pipeline.obj.getBindGroupLayout(cmd.index);
+    noteLayoutOfPipeline(obj, pipeline.obj, cmd.index);
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings: [] });
   },
 
   createBindGroup(ctx, cmd) {
@@ -256,6 +278,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
+      const limitError = bindingSizeLimitError(limitPair(ctx), layout.obj, entry.binding, size ?? Math.max(0, buffer.sizeBytes - offset));
+      if (limitError) throw new ReplayError(limitError);
       if (layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
       }

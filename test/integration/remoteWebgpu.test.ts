@@ -21,7 +21,7 @@ const CHECKS = [
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
-  'destroyOneOfMany', 'deviceAfterDestroyed', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions',
+  'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'afterDestroy',
 ] as const;
 
@@ -93,6 +93,13 @@ describe('remote WebGPU conformance', () => {
     expect(local.objectOfAnotherDevice.value.writeBuffer).toMatchObject({ class: 'GPUValidationError' });
     expect(local.objectOfAnotherDevice.value.ownerScope).toBeNull();
     expect(local.uncapturedPerDevice.value).toMatchObject({ a: [], b: ['GPUValidationError', 'GPUValidationError'], aScope: null });
+    const refused = { sync: 'GPUValidationError', async: 'GPUPipelineError:validation' };
+    const made = { sync: null, async: 'GPUComputePipeline' };
+    expect(local.ownLimitsEnforced.value).toEqual({
+      storageJustFits: made, storagePastByRounding: refused, storageStruct: refused, storageMatrices: refused, storageThroughCall: refused,
+      storageUnused: made, storageOverride: refused, workgroupTooWide: refused, tooManyInvocations: refused,
+      binding: { explicitAtLimit: null, explicitPast: 'GPUValidationError', explicitWhole: 'GPUValidationError', autoAtLimit: null, autoPast: 'GPUValidationError' },
+    });
     expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
 
