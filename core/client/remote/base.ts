@@ -20,7 +20,7 @@ export class RemoteObject {
   #label: string;
 
   constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined) {
-    this.#label = label ?? '';
+    this.#label = label === undefined ? '' : String(label);
     // Id 0 is the queue, which lives as long as the device.
     if (id !== 0) released.register(this, { channel, id });
   }

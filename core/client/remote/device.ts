@@ -122,7 +122,7 @@ export class RemoteDevice extends EventTarget {
     label?: string,
   ) {
     super();
-    this.label = label ?? '';
+    this.label = label === undefined ? '' : String(label);
     this.features = supportedFeatures(features);
     this.limits = supportedLimits(limits);
     this.queue = new RemoteQueue(channel, 0, undefined);
