@@ -21,7 +21,7 @@ const CHECKS = [
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
-  'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions',
+  'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'afterDestroy',
 ] as const;
 

@@ -16,8 +16,12 @@ import {
 } from './objects.js';
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
-import { optionalSize64, size64 } from './webidl.js';
+import { enumValue, optionalSize64, size64, uint32 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
+
+const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
+const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
+const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
 
 /**
  * `compute.constants` as WebIDL converts a `record<USVString, GPUPipelineConstantValue>`:
@@ -146,7 +150,15 @@ export class RemoteDevice extends EventTarget {
     const id = this.channel.allocateId();
     const entries = [...descriptor.entries].map((entry) => {
       if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
-      return { binding: entry.binding, visibility: entry.visibility, buffer: entry.buffer ? { ...entry.buffer, minBindingSize: entry.buffer.minBindingSize === undefined ? undefined : Number(entry.buffer.minBindingSize) } : undefined };
+      const binding = uint32(entry.binding, 'createBindGroupLayout: binding');
+      const visibility = uint32(entry.visibility, 'createBindGroupLayout: visibility');
+      const layout = entry.buffer;
+      const buffer = layout ? {
+        type: layout.type === undefined ? undefined : enumValue(layout.type, BUFFER_BINDING_TYPES, 'createBindGroupLayout: buffer.type'),
+        hasDynamicOffset: layout.hasDynamicOffset === undefined ? undefined : Boolean(layout.hasDynamicOffset),
+        minBindingSize: optionalSize64(layout.minBindingSize, 'createBindGroupLayout: buffer.minBindingSize'),
+      } : undefined;
+      return { binding, visibility, buffer };
     });
     this.channel.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
     return new RemoteBindGroupLayout(this.channel, id, descriptor.label);
@@ -192,10 +204,10 @@ export class RemoteDevice extends EventTarget {
       if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
       buffers.push(binding.buffer);
       return {
-        binding: entry.binding,
+        binding: uint32(entry.binding, 'createBindGroup: binding'),
         buffer: idOf(binding.buffer, 'GPUBuffer'),
-        offset: binding.offset === undefined ? undefined : Number(binding.offset),
-        size: binding.size === undefined ? undefined : Number(binding.size),
+        offset: optionalSize64(binding.offset, 'createBindGroup: offset'),
+        size: optionalSize64(binding.size, 'createBindGroup: size'),
       };
     });
     this.channel.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
@@ -209,12 +221,15 @@ export class RemoteDevice extends EventTarget {
   }
 
   createQuerySet(descriptor: GPUQuerySetDescriptor): RemoteQuerySet {
+    const type = enumValue(descriptor.type, QUERY_TYPES, 'createQuerySet: type');
+    const count = uint32(descriptor.count, 'createQuerySet: count');
     const id = this.channel.allocateId();
-    this.channel.record({ op: 'createQuerySet', id, type: descriptor.type as 'timestamp', count: descriptor.count, label: descriptor.label });
-    return new RemoteQuerySet(this.channel, id, descriptor.type, descriptor.count, descriptor.label);
+    this.channel.record({ op: 'createQuerySet', id, type, count, label: descriptor.label });
+    return new RemoteQuerySet(this.channel, id, type, count, descriptor.label);
   }
 
   pushErrorScope(filter: GPUErrorFilter): undefined {
+    filter = enumValue(filter, ERROR_FILTERS, 'pushErrorScope: filter');
     this.channel.record({ op: 'pushErrorScope', filter });
     return undefined;
   }

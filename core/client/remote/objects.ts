@@ -2,6 +2,7 @@
 import { RemoteObject } from './base.js';
 import type { DeviceChannel } from './channel.js';
 import { compilationInfo, type CompilationMessageFields } from './interfaces.js';
+import { wrappedUint32 } from './webidl.js';
 
 export class RemoteShaderModule extends RemoteObject {
   /** Compilation messages from the service's shader compiler. */
@@ -58,7 +59,7 @@ export class RemoteComputePipeline extends RemoteObject {
   /** The layout of bind group `index` (for `'auto'` layouts): a new object on every call, as in browsers. */
   getBindGroupLayout(index: number): RemoteBindGroupLayout {
     const id = this.channel.allocateId();
-    this.channel.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
+    this.channel.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index: wrappedUint32(index) });
     return new RemoteBindGroupLayout(this.channel, id, '');
   }
 }
