@@ -17,17 +17,25 @@ const released = new FinalizationRegistry<{ channel: DeviceChannel; id: number }
 
 /** A remote object: its id names the real object in the job's session on the service. */
 export class RemoteObject {
+  readonly #channel: DeviceChannel;
+  readonly #id: number;
   #label: string;
 
-  constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined) {
+  constructor(channel: DeviceChannel, id: number, label: string | undefined) {
+    this.#channel = channel;
+    this.#id = id;
     this.#label = label === undefined ? '' : String(label);
     // Id 0 is the queue, which lives as long as the device.
     if (id !== 0) released.register(this, { channel, id });
   }
 
-  get label(): string {
-    return this.#label;
-  }
+  /** The device's channel. A prototype getter, as nothing of a WebGPU object is its own property. */
+  get channel(): DeviceChannel { return this.#channel; }
+
+  /** The object's id in the job's session. */
+  get id(): number { return this.#id; }
+
+  get label(): string { return this.#label; }
 
   set label(value: string) {
     this.#label = String(value);

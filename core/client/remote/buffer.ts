@@ -51,8 +51,8 @@ function canAllocate(size: number): boolean {
 }
 
 export class RemoteBuffer extends RemoteObject {
-  readonly size: number;
-  readonly usage: number;
+  readonly #size: number;
+  readonly #usage: number;
   #mapState: GPUBufferMapState = 'unmapped';
   #mapping: Mapping | null = null;
   #pendingReject: ((error: Error) => void) | null = null;
@@ -70,10 +70,10 @@ export class RemoteBuffer extends RemoteObject {
       throw new RangeError(`createBuffer: cannot allocate ${size} bytes to map the buffer at creation`);
     }
     super(channel, id, descriptor.label);
-    this.size = size;
-    this.usage = usage;
+    this.#size = size;
+    this.#usage = usage;
     channel.record({
-      op: 'createBuffer', id, size: this.size, usage: this.usage,
+      op: 'createBuffer', id, size, usage,
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
     });
     if (descriptor.mappedAtCreation) {
@@ -99,9 +99,11 @@ export class RemoteBuffer extends RemoteObject {
     this.#forgetMapping = null;
   }
 
-  get mapState(): GPUBufferMapState {
-    return this.#mapState;
-  }
+  get size(): number { return this.#size; }
+
+  get usage(): number { return this.#usage; }
+
+  get mapState(): GPUBufferMapState { return this.#mapState; }
 
   async mapAsync(modeArg: number, offsetArg = 0, sizeArg?: number): Promise<undefined> {
     const [mode, offset, size] = [uint32(modeArg, 'mapAsync: mode'), size64(offsetArg, 'mapAsync: offset'), optionalSize64(sizeArg, 'mapAsync: size')];

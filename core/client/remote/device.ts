@@ -104,9 +104,13 @@ export class RemoteQueue extends RemoteObject {
 }
 
 export class RemoteDevice extends EventTarget {
-  readonly queue: RemoteQueue;
-  readonly lost: Promise<GPUDeviceLostInfo>;
-  label: string;
+  readonly #channel: DeviceChannel;
+  readonly #queue: RemoteQueue;
+  readonly #lost: Promise<GPUDeviceLostInfo>;
+  readonly #features: GPUSupportedFeatures;
+  readonly #limits: GPUSupportedLimits;
+  readonly #adapterInfo: GPUAdapterInfo;
+  #label: string;
   #resolveLost!: (info: GPUDeviceLostInfo) => void;
   #isLost = false;
   /** Held here, so the connection's weak reference to it lives as long as this device. */
@@ -115,26 +119,35 @@ export class RemoteDevice extends EventTarget {
     lost: (reason, message) => this.#lose(reason, message),
   };
 
-  readonly features: GPUSupportedFeatures;
-  readonly limits: GPUSupportedLimits;
-
   constructor(
-    readonly channel: DeviceChannel,
+    channel: DeviceChannel,
     features: ReadonlySet<string>,
     limits: Record<string, number>,
-    readonly adapterInfo: GPUAdapterInfo,
+    adapterInfo: GPUAdapterInfo,
     label?: string,
   ) {
     super();
-    this.label = label === undefined ? '' : String(label);
-    this.features = supportedFeatures(features);
-    this.limits = supportedLimits(limits);
-    this.queue = new RemoteQueue(channel, 0, undefined);
+    this.#channel = channel;
+    this.#adapterInfo = adapterInfo;
+    this.#label = label === undefined ? '' : String(label);
+    this.#features = supportedFeatures(features);
+    this.#limits = supportedLimits(limits);
+    this.#queue = new RemoteQueue(channel, 0, undefined);
     channel.record({ op: 'configureDevice', device: channel.deviceId, features: [...features], limits: { ...limits } });
-    this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
+    this.#lost = new Promise((resolve) => { this.#resolveLost = resolve; });
     channel.listen(this.#events);
     if (channel.deviceLost) this.#lose('unknown', 'the connection to the Salus service closed');
   }
+
+  /** The device's channel (not a WebGPU attribute: the remote GPU's own). */
+  get channel(): DeviceChannel { return this.#channel; }
+  get queue(): RemoteQueue { return this.#queue; }
+  get lost(): Promise<GPUDeviceLostInfo> { return this.#lost; }
+  get features(): GPUSupportedFeatures { return this.#features; }
+  get limits(): GPUSupportedLimits { return this.#limits; }
+  get adapterInfo(): GPUAdapterInfo { return this.#adapterInfo; }
+  get label(): string { return this.#label; }
+  set label(value: string) { this.#label = String(value); }
 
   createBuffer(descriptor: GPUBufferDescriptor): RemoteBuffer {
     return new RemoteBuffer(this.channel, this.channel.allocateId(), descriptor);

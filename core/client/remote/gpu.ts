@@ -51,16 +51,24 @@ function convertRequiredLimits(requiredLimits: unknown): Record<string, number> 
 }
 
 export class RemoteAdapter {
-  readonly features: GPUSupportedFeatures;
-  readonly limits: GPUSupportedLimits;
-  readonly info: GPUAdapterInfo;
+  readonly #connection: ServiceConnection;
+  readonly #features: GPUSupportedFeatures;
+  readonly #limits: GPUSupportedLimits;
+  readonly #info: GPUAdapterInfo;
   #consumed = false;
 
-  constructor(private readonly connection: ServiceConnection) {
-    this.features = supportedFeatures(connection.welcome.adapter.features);
-    this.limits = supportedLimits(connection.welcome.adapter.limits);
-    this.info = adapterInfo(connection);
+  constructor(connection: ServiceConnection) {
+    this.#connection = connection;
+    this.#features = supportedFeatures(connection.welcome.adapter.features);
+    this.#limits = supportedLimits(connection.welcome.adapter.limits);
+    this.#info = adapterInfo(connection);
   }
+
+  get features(): GPUSupportedFeatures { return this.#features; }
+
+  get limits(): GPUSupportedLimits { return this.#limits; }
+
+  get info(): GPUAdapterInfo { return this.#info; }
 
   /** Older spelling of `info`, still called by some libraries. */
   async requestAdapterInfo(): Promise<GPUAdapterInfo> {
@@ -82,14 +90,14 @@ export class RemoteAdapter {
     // WebIDL converts the whole descriptor first: a limit that is no GPUSize64 is a TypeError, even an unknown one.
     const requiredLimits = convertRequiredLimits(descriptor.requiredLimits);
     const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
-    const limits = deviceLimits(this.connection.welcome.adapter.limits, requiredLimits);
+    const limits = deviceLimits(this.#connection.welcome.adapter.limits, requiredLimits);
     this.#consumed = true;
     try {
-      await this.connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
+      await this.#connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
     } catch (error) {
       throw new DOMException((error as Error).message, 'OperationError');
     }
-    const channel = new DeviceChannel(this.connection, this.connection.allocateDeviceId());
+    const channel = new DeviceChannel(this.#connection, this.#connection.allocateDeviceId());
     return new RemoteDevice(channel, features, limits, this.info, descriptor.label);
   }
 }
@@ -97,10 +105,12 @@ export class RemoteAdapter {
 /** What a job sees as `navigator.gpu`. */
 export class RemoteGPU {
   /** The service's WGSL language features, when its welcome names them. */
-  readonly wgslLanguageFeatures: WGSLLanguageFeatures;
+  readonly #connection: ServiceConnection;
+  readonly #wgslLanguageFeatures: WGSLLanguageFeatures;
 
-  constructor(private readonly connection: ServiceConnection) {
-    this.wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
+  constructor(connection: ServiceConnection) {
+    this.#connection = connection;
+    this.#wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
   }
 
   async requestAdapter(options: GPURequestAdapterOptions = {}): Promise<RemoteAdapter | null> {
@@ -110,9 +120,11 @@ export class RemoteGPU {
     }
     // featureLevel is a DOMString, not an enum: one the implementation does not know gives no adapter.
     if (featureLevel !== undefined && !FEATURE_LEVELS.includes(String(featureLevel))) return null;
-    if (this.connection.closed) return null;
-    return new RemoteAdapter(this.connection);
+    if (this.#connection.closed) return null;
+    return new RemoteAdapter(this.#connection);
   }
+
+  get wgslLanguageFeatures(): WGSLLanguageFeatures { return this.#wgslLanguageFeatures; }
 
   getPreferredCanvasFormat(): GPUTextureFormat {
     return 'bgra8unorm';

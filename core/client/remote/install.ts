@@ -5,6 +5,7 @@
  */
 import type { ServiceConnection } from '../connection.js';
 import { GPUBufferUsage, GPUColorWrite, GPUMapMode, GPUShaderStage, GPUTextureUsage } from './constants.js';
+import { RemoteObject } from './base.js';
 import { RemoteBuffer } from './buffer.js';
 import { RemoteDevice, RemoteQueue } from './device.js';
 import { RemoteCommandEncoder, RemoteComputePassEncoder } from './encoder.js';
@@ -56,6 +57,12 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     ...DATA_INTERFACES,
   };
   for (const name of NEVER_CONSTRUCTED) globals[name] = illegalConstructor(name);
+  // WebIDL puts each interface's attributes on its own prototype (GPUObjectBase's label too), so shims that
+  // replace `GPUBuffer.prototype.label` find it there.
+  const label = Object.getOwnPropertyDescriptor(RemoteObject.prototype, 'label')!;
+  for (const value of Object.values(globals)) {
+    if (typeof value === 'function' && value.prototype instanceof RemoteObject) Object.defineProperty(value.prototype, 'label', label);
+  }
   for (const [key, value] of Object.entries(globals)) {
     if (typeof value === 'function') nameAs(value, key);
     Object.defineProperty(globalThis, key, { value, configurable: true, writable: true, enumerable: false });

@@ -65,9 +65,18 @@ export class RemoteComputePipeline extends RemoteObject {
 }
 
 export class RemoteQuerySet extends RemoteObject {
-  constructor(channel: DeviceChannel, id: number, readonly type: GPUQueryType, readonly count: number, label?: string) {
+  readonly #type: GPUQueryType;
+  readonly #count: number;
+
+  constructor(channel: DeviceChannel, id: number, type: GPUQueryType, count: number, label?: string) {
     super(channel, id, label);
+    this.#type = type;
+    this.#count = count;
   }
+
+  get type(): GPUQueryType { return this.#type; }
+
+  get count(): number { return this.#count; }
 
   destroy(): undefined {
     this.channel.record({ op: 'destroy', id: this.id });
