@@ -1,11 +1,14 @@
 /**
- * A job's own compute limits, enforced where the shared device's are larger.
- * A local device made with the job's descriptor refuses a compute pipeline
- * whose workgroup is too large or uses too much workgroup storage, and a bind
- * group whose buffer binding is larger than `maxStorageBufferBindingSize` or
- * `maxUniformBufferBindingSize`; Dawn, holding the adapter's limits, would not.
- * Replay asks these functions before Dawn does and turns a message into the
- * job's validation error. What cannot be read from the WGSL is not refused.
+ * A job's own limits, enforced where the shared device's are larger. A local
+ * device made with the job's descriptor refuses a compute pipeline whose
+ * workgroup is too large or uses too much workgroup storage, layouts (bind
+ * group, pipeline, 'auto') that show a stage more storage or uniform buffers
+ * than its per-stage limits, and a bind group whose buffer binding is larger
+ * than `maxStorageBufferBindingSize` / `maxUniformBufferBindingSize` or whose
+ * offset breaks its (coarser) offset alignment; Dawn, holding the adapter's
+ * limits, would not. Replay asks these functions before Dawn does and turns a
+ * message into the job's validation error. What cannot be read from the WGSL
+ * is not refused.
  */
 import { bufferBindingKinds, computeStageNeeds } from './wgslLimits.js';
 
@@ -16,8 +19,16 @@ export type LimitPair = (key: string) => { job: number; device: number };
 const sources = new WeakMap<GPUShaderModule, string>();
 /** Each pipeline's module source, for the bindings of its 'auto' layouts. */
 const pipelineSources = new WeakMap<GPUComputePipeline, string>();
+/** A buffer binding of a layout: its kind and the shader stages that see it (GPUShaderStage flags). */
+interface BufferBindingInfo {
+  kind: 'uniform' | 'storage';
+  visibility: number;
+}
+
 /** Each bind group layout's buffer bindings, by binding number; absent when unknown. */
-const layoutKinds = new WeakMap<GPUBindGroupLayout, Map<number, 'uniform' | 'storage'>>();
+const layoutKinds = new WeakMap<GPUBindGroupLayout, Map<number, BufferBindingInfo>>();
+
+const STAGES = [['vertex', 0x1], ['fragment', 0x2], ['compute', 0x4]] as const;
 
 /** Remembers `module`'s source. */
 export function noteShaderModule(module: GPUShaderModule, code: string): void {
@@ -25,12 +36,48 @@ export function noteShaderModule(module: GPUShaderModule, code: string): void {
 }
 
 /** Remembers the buffer bindings of an explicit layout. */
-export function noteLayoutEntries(layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; buffer?: { type?: string } }>): void {
-  const kinds = new Map<number, 'uniform' | 'storage'>();
+export function noteLayoutEntries(
+  layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string } }>,
+): void {
+  const kinds = new Map<number, BufferBindingInfo>();
   for (const entry of entries) {
-    if (entry.buffer) kinds.set(entry.binding, (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage');
+    if (entry.buffer) kinds.set(entry.binding, { kind: (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage', visibility: entry.visibility });
   }
   layoutKinds.set(layout, kinds);
+}
+
+/** How many buffers of `kind` the layouts show each stage. */
+function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind: 'uniform' | 'storage'): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const layout of layouts) {
+    for (const info of layout.values()) {
+      if (info.kind !== kind) continue;
+      for (const [stage, bit] of STAGES) if (info.visibility & bit) counts.set(stage, (counts.get(stage) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+/** Why the job's device would refuse layouts showing a stage more buffers per kind than its limits; null when it would not (or cannot tell). */
+function perStageError(limits: LimitPair, layouts: ReadonlyArray<Map<number, BufferBindingInfo> | undefined>, what: string): string | null {
+  if (layouts.some((l) => l === undefined)) return null;
+  for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
+    for (const [stage, count] of buffersPerStage(layouts as Map<number, BufferBindingInfo>[], kind)) {
+      const most = pastJobLimit(limits, key, count);
+      if (most !== null) return `${what}: ${count} ${kind} buffers visible to the ${stage} stage exceed the device's ${key} ${most}`;
+    }
+  }
+  return null;
+}
+
+/** Why the job's device would refuse this bind group layout (its buffer counts per stage); null when it would not. */
+export function bindGroupLayoutLimitError(limits: LimitPair, layout: GPUBindGroupLayout): string | null {
+  return perStageError(limits, [layoutKinds.get(layout)], 'createBindGroupLayout');
+}
+
+/** Why the job's device would refuse a pipeline layout of these bind group layouts (its buffer counts per stage); null when it would not. */
+export function pipelineLayoutLimitError(limits: LimitPair, layouts: ReadonlyArray<GPUBindGroupLayout | null>): string | null {
+  return perStageError(limits, layouts.filter((l) => l !== null).map((l) => layoutKinds.get(l)), 'createPipelineLayout');
 }
 
 /** Remembers which module a pipeline was made from. */
@@ -44,14 +91,15 @@ export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUCo
   const source = pipelineSources.get(pipeline);
   const kinds = source === undefined ? null : bufferBindingKinds(source);
   if (!kinds) return;
-  const ofGroup = new Map<number, 'uniform' | 'storage'>();
+  const ofGroup = new Map<number, BufferBindingInfo>();
   for (const [key, kind] of kinds) {
     const [group, binding] = key.split(':').map(Number);
-    if (group === index) ofGroup.set(binding, kind);
+    if (group === index) ofGroup.set(binding, { kind, visibility: 0x4 });
   }
   layoutKinds.set(layout, ofGroup);
 }
 
+const AUTO_LAYOUT_LIMITS = ['maxStorageBuffersPerShaderStage', 'maxUniformBuffersPerShaderStage'];
 const COMPUTE_LIMITS = [
   'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ', 'maxComputeInvocationsPerWorkgroup',
   'maxComputeWorkgroupStorageSize',
@@ -66,9 +114,11 @@ function pastJobLimit(limits: LimitPair, key: string, value: number): number | n
 /** Why the job's device would refuse a compute pipeline of `module`'s `entryPoint`; null when it would not (or cannot tell). */
 export function computePipelineLimitError(
   limits: LimitPair, module: GPUShaderModule, entryPoint: string | undefined, constants: Readonly<Record<string, number>> | undefined,
+  autoLayout: boolean,
 ): string | null {
   // Where the job asked for the shared device's own limits, Dawn checks them: no need to read the WGSL.
-  if (!COMPUTE_LIMITS.some((key) => limits(key).job < limits(key).device)) return null;
+  const checked = autoLayout ? [...COMPUTE_LIMITS, ...AUTO_LAYOUT_LIMITS] : COMPUTE_LIMITS;
+  if (!checked.some((key) => limits(key).job < limits(key).device)) return null;
   const source = sources.get(module);
   const needs = source === undefined ? null : computeStageNeeds(source, entryPoint, constants);
   if (!needs) return null;
@@ -85,14 +135,28 @@ export function computePipelineLimitError(
     const most = pastJobLimit(limits, 'maxComputeWorkgroupStorageSize', needs.workgroupStorageBytes);
     if (most !== null) return `the entry point uses ${needs.workgroupStorageBytes} bytes of workgroup storage, more than the device's maxComputeWorkgroupStorageSize ${most}`;
   }
+  // An 'auto' layout holds the buffers the entry point uses; an explicit one was checked when it was made.
+  if (autoLayout && needs.bufferBindings) {
+    for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
+      const most = pastJobLimit(limits, key, needs.bufferBindings[kind]);
+      if (most !== null) return `the entry point uses ${needs.bufferBindings[kind]} ${kind} buffers, more than the device's ${key} ${most}`;
+    }
+  }
   return null;
 }
 
 /** Why the job's device would refuse binding `sizeBytes` at `binding` of `layout`; null when it would not (or cannot tell). */
-export function bindingSizeLimitError(limits: LimitPair, layout: GPUBindGroupLayout, binding: number, sizeBytes: number): string | null {
-  const kind = layoutKinds.get(layout)?.get(binding);
+export function bindingSizeLimitError(
+  limits: LimitPair, layout: GPUBindGroupLayout, binding: number, offsetBytes: number, sizeBytes: number,
+): string | null {
+  const kind = layoutKinds.get(layout)?.get(binding)?.kind;
   if (kind === undefined) return null;
   const key = kind === 'uniform' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
   const most = pastJobLimit(limits, key, sizeBytes);
-  return most === null ? null : `createBindGroup: binding ${binding} is ${sizeBytes} bytes, more than the device's ${key} ${most}`;
+  if (most !== null) return `createBindGroup: binding ${binding} is ${sizeBytes} bytes, more than the device's ${key} ${most}`;
+  // Alignments: the job's may be coarser than the shared device's (an adapter's 32 under WebGPU's default 256).
+  const alignKey = kind === 'uniform' ? 'minUniformBufferOffsetAlignment' : 'minStorageBufferOffsetAlignment';
+  const { job, device } = limits(alignKey);
+  if (job > device && offsetBytes % job !== 0) return `createBindGroup: binding ${binding}'s offset ${offsetBytes} is not a multiple of the device's ${alignKey} ${job}`;
+  return null;
 }

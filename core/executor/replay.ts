@@ -9,7 +9,8 @@ import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type Da
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import {
-  bindingSizeLimitError, computePipelineLimitError, noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, type LimitPair,
+  bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, noteLayoutEntries, noteLayoutOfPipeline, notePipeline,
+  noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
@@ -203,6 +204,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   createBindGroupLayout(ctx, cmd) {
     const obj = ctx.device.createBindGroupLayout({ entries: cmd.entries as GPUBindGroupLayoutEntry[], label: cmd.label });
     noteLayoutEntries(obj, cmd.entries);
+    const limitError = bindGroupLayoutLimitError(limitPair(ctx), obj);
+    if (limitError) throw new ReplayError(limitError);
     // setBindGroup's dynamic offsets apply to these bindings in increasing binding order (WebGPU spec).
     const dynamicBindings = cmd.entries.filter((e) => e.buffer?.hasDynamicOffset).map((e) => e.binding).sort((a, b) => a - b);
     ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings });
@@ -210,6 +213,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createPipelineLayout(ctx, cmd) {
     const bindGroupLayouts = cmd.bindGroupLayouts.map((id) => (id === null ? null : ctx.table.get(id, 'bindGroupLayout').obj));
+    const limitError = pipelineLayoutLimitError(limitPair(ctx), bindGroupLayouts);
+    if (limitError) throw new ReplayError(limitError);
     const obj = ctx.device.createPipelineLayout({ bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label });
     ctx.table.set(cmd.id, { kind: 'pipelineLayout', obj });
   },
@@ -221,7 +226,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       compute: { module: ctx.table.get(cmd.module, 'shaderModule').obj, entryPoint: cmd.entryPoint, constants: cmd.constants },
     });
     // The job's own limits, where the shared device's are larger (Dawn checks the rest).
-    const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants);
+    const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants, cmd.layout === 'auto');
     if (cmd.rid === undefined) {
       const descriptor = describe();
       const limitError = pastLimits(descriptor.compute.module);
@@ -278,7 +283,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
-      const limitError = bindingSizeLimitError(limitPair(ctx), layout.obj, entry.binding, size ?? Math.max(0, buffer.sizeBytes - offset));
+      const limitError = bindingSizeLimitError(limitPair(ctx), layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset));
       if (limitError) throw new ReplayError(limitError);
       if (layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });

@@ -16,6 +16,8 @@ import { stripComments } from './wgslAccess.js';
 export interface StageNeeds {
   workgroupSize: [number, number, number] | null;
   workgroupStorageBytes: number | null;
+  /** Buffer bindings the entry point uses, by kind (what an 'auto' layout holds); null when unknown. */
+  bufferBindings: { uniform: number; storage: number } | null;
 }
 
 interface Layout {
@@ -33,6 +35,8 @@ interface Module {
   aliases: Map<string, string>;
   structs: Map<string, string>;
   workgroupVars: Map<string, string>;
+  /** Module-scope buffer bindings, by variable name. */
+  bufferVars: Map<string, 'uniform' | 'storage'>;
   functions: Map<string, { attributes: string; params: string; body: string }>;
 }
 
@@ -48,7 +52,9 @@ function balanced(code: string, open: number, left: string, right: string): { in
 
 function parseModule(source: string, constants: Readonly<Record<string, number>>): Module | null {
   const code = stripComments(source);
-  const module: Module = { code, values: new Map(), aliases: new Map(), structs: new Map(), workgroupVars: new Map(), functions: new Map() };
+  const module: Module = {
+    code, values: new Map(), aliases: new Map(), structs: new Map(), workgroupVars: new Map(), bufferVars: new Map(), functions: new Map(),
+  };
   for (const m of code.matchAll(/\b(const|override)\s+([A-Za-z_]\w*)\s*(?::\s*[^=;]+?)?\s*(?:=\s*([^;]+))?;/g)) {
     const id = /@\s*id\s*\(\s*(\d+)[iu]?\s*\)\s*$/.exec(code.slice(Math.max(0, m.index - 40), m.index))?.[1];
     const given = m[1] === 'override' ? constants[m[2]] ?? (id === undefined ? undefined : constants[id]) : undefined;
@@ -63,6 +69,7 @@ function parseModule(source: string, constants: Readonly<Record<string, number>>
     module.structs.set(m[1], body.inner);
   }
   for (const m of code.matchAll(/\bvar\s*<\s*workgroup\s*>\s*([A-Za-z_]\w*)\s*:\s*([^;]+);/g)) module.workgroupVars.set(m[1], m[2].trim());
+  for (const m of code.matchAll(/\bvar\s*<\s*(uniform|storage)\b[^>]*>\s*([A-Za-z_]\w*)/g)) module.bufferVars.set(m[2], m[1] as 'uniform' | 'storage');
   for (const m of code.matchAll(/\bfn\s+([A-Za-z_]\w*)\s*\(/g)) {
     const params = balanced(code, m.index + m[0].length - 1, '(', ')');
     if (!params) return null;
@@ -203,8 +210,8 @@ function identifiers(text: string): Set<string> {
   return new Set(text.match(/(?<![\w.])[A-Za-z_]\w*/g) ?? []);
 }
 
-/** The workgroup variables `entry` uses, through the functions it calls; null when a local name may shadow one. */
-function usedWorkgroupVars(module: Module, entry: string): Set<string> | null {
+/** The module-scope variables of `vars` that `entry` uses, through the functions it calls; null when a local name may shadow one. */
+function usedVars(module: Module, entry: string, vars: ReadonlyMap<string, unknown>): Set<string> | null {
   const used = new Set<string>();
   const seen = new Set<string>();
   const pending = [entry];
@@ -215,7 +222,7 @@ function usedWorkgroupVars(module: Module, entry: string): Set<string> | null {
     const fn = module.functions.get(name)!;
     const declared = identifiers(`${fn.params} ${[...fn.body.matchAll(/\b(?:let|var|const)\s*(?:<[^>]*>)?\s*([A-Za-z_]\w*)/g)].map((m) => m[1]).join(' ')}`);
     for (const id of identifiers(fn.body)) {
-      if (module.workgroupVars.has(id)) {
+      if (vars.has(id)) {
         if (declared.has(id)) return null;
         used.add(id);
       } else if (module.functions.has(id)) {
@@ -248,7 +255,7 @@ export function computeStageNeeds(source: string, entryPoint: string | undefined
     }
   }
   let workgroupStorageBytes: number | null = 0;
-  const used = usedWorkgroupVars(module, entry);
+  const used = usedVars(module, entry, module.workgroupVars);
   for (const name of used ?? []) {
     const layout = typeLayout(module.workgroupVars.get(name)!, module);
     if (!layout || workgroupStorageBytes === null) {
@@ -257,7 +264,13 @@ export function computeStageNeeds(source: string, entryPoint: string | undefined
     }
     workgroupStorageBytes += roundUp(16, layout.size);
   }
-  return { workgroupSize, workgroupStorageBytes: used ? workgroupStorageBytes : null };
+  const usedBuffers = usedVars(module, entry, module.bufferVars);
+  let bufferBindings: StageNeeds['bufferBindings'] = null;
+  if (usedBuffers) {
+    bufferBindings = { uniform: 0, storage: 0 };
+    for (const name of usedBuffers) bufferBindings[module.bufferVars.get(name)!]++;
+  }
+  return { workgroupSize, workgroupStorageBytes: used ? workgroupStorageBytes : null, bufferBindings };
 }
 
 /**

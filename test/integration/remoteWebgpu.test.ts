@@ -115,6 +115,10 @@ describe('remote WebGPU conformance', () => {
       storageJustFits: made, storagePastByRounding: refused, storageStruct: refused, storageMatrices: refused, storageThroughCall: refused,
       storageUnused: made, storageOverride: refused, workgroupTooWide: refused, tooManyInvocations: refused,
       binding: { explicitAtLimit: null, explicitPast: 'GPUValidationError', explicitWhole: 'GPUValidationError', autoAtLimit: null, autoPast: 'GPUValidationError' },
+      storagePerStage: {
+        nineInLayout: 'GPUValidationError', fiveInLayout: null, fourInLayout: null, fivePlusFour: 'GPUValidationError',
+        autoNineUsed: { sync: 'GPUValidationError', async: 'GPUPipelineError' }, autoNineDeclaredEightUsed: made,
+      },
     });
     expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
