@@ -16,7 +16,7 @@ import {
 } from './objects.js';
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
-import { enumValue, optionalSize64, size64, uint32 } from './webidl.js';
+import { dictionary, enumValue, optionalSize64, size64, uint32 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
 
 const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
@@ -227,7 +227,8 @@ export class RemoteDevice extends EventTarget {
     return new RemoteBindGroup(this.channel, id, descriptor.label, buffers);
   }
 
-  createCommandEncoder(descriptor: GPUCommandEncoderDescriptor = {}): RemoteCommandEncoder {
+  createCommandEncoder(descriptorArg?: GPUCommandEncoderDescriptor | null): RemoteCommandEncoder {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     this.channel.record({ op: 'createCommandEncoder', id, label: descriptor.label });
     return new RemoteCommandEncoder(this.channel, id, descriptor.label);

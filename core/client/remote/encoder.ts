@@ -1,7 +1,7 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
-import { optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
+import { dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
   target.channel.record({ op: 'debugMarker', target: target.id, kind, label });
@@ -68,7 +68,8 @@ export class RemoteComputePassEncoder extends RemoteObject {
 export class RemoteCommandEncoder extends RemoteObject {
   #retained: Retained = new Set();
 
-  beginComputePass(descriptor: GPUComputePassDescriptor = {}): RemoteComputePassEncoder {
+  beginComputePass(descriptorArg?: GPUComputePassDescriptor | null): RemoteComputePassEncoder {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     const tw = descriptor.timestampWrites;
     const beginningOfPassWriteIndex = optionalUint32(tw?.beginningOfPassWriteIndex, 'beginComputePass: beginningOfPassWriteIndex');
@@ -133,7 +134,8 @@ export class RemoteCommandEncoder extends RemoteObject {
   popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }
   insertDebugMarker(label: string): undefined { debugMarker(this, 'insert', label); return undefined; }
 
-  finish(descriptor: GPUCommandBufferDescriptor = {}): RemoteCommandBuffer {
+  finish(descriptorArg?: GPUCommandBufferDescriptor | null): RemoteCommandBuffer {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     this.channel.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
     const retained = this.#retained;

@@ -2,7 +2,7 @@
 import { DeviceChannel } from './channel.js';
 import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
-import { size64 } from './webidl.js';
+import { dictionary, size64 } from './webidl.js';
 import { adapterInfo as makeAdapterInfo, supportedFeatures, supportedLimits, wgslLanguageFeatures } from './interfaces.js';
 import type { ServiceConnection } from '../connection.js';
 
@@ -82,7 +82,8 @@ export class RemoteAdapter {
    * request is invalid. As on a local adapter, each adapter gives out one device:
    * ask `navigator.gpu.requestAdapter()` again for the next.
    */
-  async requestDevice(descriptor: GPUDeviceDescriptor = {}): Promise<RemoteDevice> {
+  async requestDevice(descriptorArg?: GPUDeviceDescriptor | null): Promise<RemoteDevice> {
+    const descriptor = dictionary(descriptorArg);
     if (this.#consumed) {
       // dawn.node's words for the same case.
       throw new DOMException('adapter is "consumed": it has already been used to create a device', 'OperationError');
@@ -113,7 +114,8 @@ export class RemoteGPU {
     this.#wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
   }
 
-  async requestAdapter(options: GPURequestAdapterOptions = {}): Promise<RemoteAdapter | null> {
+  async requestAdapter(optionsArg?: GPURequestAdapterOptions | null): Promise<RemoteAdapter | null> {
+    const options = dictionary(optionsArg);
     const { powerPreference, featureLevel } = options as GPURequestAdapterOptions & { featureLevel?: unknown };
     if (powerPreference !== undefined && !POWER_PREFERENCES.includes(String(powerPreference))) {
       throw new TypeError(`requestAdapter: '${String(powerPreference)}' is not a valid GPUPowerPreference`);

@@ -53,3 +53,8 @@ export function enumValue<T extends string>(value: unknown, values: readonly T[]
   if (!(values as readonly string[]).includes(text)) throw new TypeError(`${what}: '${text}' is not a valid value (${values.join(', ')})`);
   return text as T;
 }
+
+/** A dictionary argument as WebIDL converts it: null and undefined are both the empty dictionary. */
+export function dictionary<T extends object>(value: T | null | undefined): T {
+  return value ?? ({} as T);
+}
