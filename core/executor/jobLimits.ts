@@ -145,6 +145,32 @@ export function computePipelineLimitError(
   return null;
 }
 
+/** Per bind group, each dynamic binding's alignment (in dynamic-offset order) where the job's is coarser than the shared device's, else 0. */
+const dynamicAlignments = new WeakMap<GPUBindGroup, number[]>();
+
+/** Remembers which of `group`'s dynamic bindings (binding numbers, in increasing order) need the job's coarser alignment. */
+export function noteDynamicAlignments(limits: LimitPair, group: GPUBindGroup, layout: GPUBindGroupLayout, dynamicBindings: readonly number[]): void {
+  const alignments = dynamicBindings.map((binding) => {
+    const kind = layoutKinds.get(layout)?.get(binding)?.kind;
+    if (kind === undefined) return 0;
+    const { job, device } = limits(kind === 'uniform' ? 'minUniformBufferOffsetAlignment' : 'minStorageBufferOffsetAlignment');
+    return job > device ? job : 0;
+  });
+  if (alignments.some((a) => a > 0)) dynamicAlignments.set(group, alignments);
+}
+
+/** Why the job's device would refuse these dynamic offsets for `group` (one its alignment does not allow); null when it would not. */
+export function dynamicOffsetAlignmentError(group: GPUBindGroup, offsets: readonly number[]): string | null {
+  const alignments = dynamicAlignments.get(group);
+  if (!alignments) return null;
+  for (const [i, alignment] of alignments.entries()) {
+    if (alignment > 0 && i < offsets.length && offsets[i] % alignment !== 0) {
+      return `setBindGroup: dynamic offset ${offsets[i]} is not a multiple of the device's offset alignment ${alignment}`;
+    }
+  }
+  return null;
+}
+
 /** Why the job's device would refuse binding `sizeBytes` at `binding` of `layout`; null when it would not (or cannot tell). */
 export function bindingSizeLimitError(
   limits: LimitPair, layout: GPUBindGroupLayout, binding: number, offsetBytes: number, sizeBytes: number,

@@ -9,8 +9,8 @@ import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type Da
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import {
-  bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, noteLayoutEntries, noteLayoutOfPipeline, notePipeline,
-  noteShaderModule, pipelineLayoutLimitError, type LimitPair,
+  bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
+  noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
@@ -292,6 +292,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     });
     dynamic.sort((a, b) => a.binding - b.binding);
     const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
+    if (dynamic.length > 0) noteDynamicAlignments(limitPair(ctx), obj, layout.obj, dynamic.map((d) => d.binding));
     ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
   },
 
@@ -345,6 +346,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       if (i >= offsets.length) break;
       checkRange(binding.buffer, binding.offsetBytes + offsets[i], binding.sizeBytes, `setBindGroup(${cmd.index}) dynamic offset ${offsets[i]} for binding ${binding.binding}`);
     }
+    // The job's offset alignment, where it is coarser than the shared device's.
+    const alignmentError = group && offsets.length > 0 ? dynamicOffsetAlignmentError(group.obj, offsets) : null;
+    if (alignmentError) throw new ReplayError(alignmentError);
     group?.buffers.forEach((b) => pass.encoder.used.add(b));
     pass.obj.setBindGroup(cmd.index, group?.obj ?? null, offsets);
   },

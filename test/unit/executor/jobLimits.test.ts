@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  bindGroupLayoutLimitError, bindingSizeLimitError, noteLayoutEntries, pipelineLayoutLimitError, type LimitPair,
+  bindGroupLayoutLimitError, bindingSizeLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments, noteLayoutEntries,
+  pipelineLayoutLimitError, type LimitPair,
 } from '../../../core/executor/jobLimits.js';
 
 /** A job with WebGPU's defaults on a shared device with an adapter's finer alignment and more storage buffers. */
@@ -25,6 +26,17 @@ describe('job limits past the shared device', () => {
     // Uniform alignment is the same on both: Dawn's own check applies.
     expect(bindingSizeLimitError(limits, storage, 1, 32, 16)).toBeNull();
     expect(bindingSizeLimitError(limits, storage, 0, 0, 132)).toMatch(/maxStorageBufferBindingSize 128/);
+  });
+
+  it('refuses a dynamic offset the job\'s alignment does not allow', () => {
+    const dynamic = layout([{ binding: 0, visibility: 4, buffer: { type: 'uniform', hasDynamicOffset: true } as { type: string } }, { binding: 3, visibility: 4, buffer: { type: 'storage' } }]);
+    const group = {} as GPUBindGroup;
+    noteDynamicAlignments(limits, group, dynamic, [0, 3]);
+    expect(dynamicOffsetAlignmentError(group, [32, 512])).toBeNull();
+    expect(dynamicOffsetAlignmentError(group, [32, 288])).toMatch(/dynamic offset 288 .* alignment 256/);
+    const aligned = {} as GPUBindGroup;
+    noteDynamicAlignments(limits, aligned, dynamic, [0]);
+    expect(dynamicOffsetAlignmentError(aligned, [32])).toBeNull();
   });
 
   it('counts storage buffers per stage in a layout and across a pipeline layout', () => {
