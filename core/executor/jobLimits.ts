@@ -3,7 +3,8 @@
  * device made with the job's descriptor refuses a compute pipeline whose
  * workgroup is too large or uses too much workgroup storage, layouts (bind
  * group, pipeline, 'auto') that show a stage more storage or uniform buffers
- * than its per-stage limits, and a bind group whose buffer binding is larger
+ * than its per-stage limits or hold more dynamic buffers than its
+ * per-pipeline-layout limits, and a bind group whose buffer binding is larger
  * than `maxStorageBufferBindingSize` / `maxUniformBufferBindingSize` or whose
  * offset breaks its (coarser) offset alignment; Dawn, holding the adapter's
  * limits, would not. Replay asks these functions before Dawn does and turns a
@@ -23,6 +24,7 @@ const pipelineSources = new WeakMap<GPUComputePipeline, string>();
 interface BufferBindingInfo {
   kind: 'uniform' | 'storage';
   visibility: number;
+  dynamic: boolean;
 }
 
 /** Each bind group layout's buffer bindings, by binding number; absent when unknown. */
@@ -37,11 +39,13 @@ export function noteShaderModule(module: GPUShaderModule, code: string): void {
 
 /** Remembers the buffer bindings of an explicit layout. */
 export function noteLayoutEntries(
-  layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string } }>,
+  layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string; hasDynamicOffset?: boolean } }>,
 ): void {
   const kinds = new Map<number, BufferBindingInfo>();
   for (const entry of entries) {
-    if (entry.buffer) kinds.set(entry.binding, { kind: (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage', visibility: entry.visibility });
+    if (!entry.buffer) continue;
+    const kind = (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage';
+    kinds.set(entry.binding, { kind, visibility: entry.visibility, dynamic: Boolean(entry.buffer.hasDynamicOffset) });
   }
   layoutKinds.set(layout, kinds);
 }
@@ -66,6 +70,14 @@ function perStageError(limits: LimitPair, layouts: ReadonlyArray<Map<number, Buf
       const most = pastJobLimit(limits, key, count);
       if (most !== null) return `${what}: ${count} ${kind} buffers visible to the ${stage} stage exceed the device's ${key} ${most}`;
     }
+  }
+  // Dynamic offsets count per pipeline layout (a bind group layout alone is held to the same limits).
+  const dynamicLimits = [['uniform', 'maxDynamicUniformBuffersPerPipelineLayout'], ['storage', 'maxDynamicStorageBuffersPerPipelineLayout']] as const;
+  for (const [kind, key] of dynamicLimits) {
+    let count = 0;
+    for (const layout of layouts as Map<number, BufferBindingInfo>[]) for (const info of layout.values()) if (info.kind === kind && info.dynamic) count++;
+    const most = pastJobLimit(limits, key, count);
+    if (most !== null) return `${what}: ${count} ${kind} buffers with dynamic offsets exceed the device's ${key} ${most}`;
   }
   return null;
 }
@@ -94,7 +106,7 @@ export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUCo
   const ofGroup = new Map<number, BufferBindingInfo>();
   for (const [key, kind] of kinds) {
     const [group, binding] = key.split(':').map(Number);
-    if (group === index) ofGroup.set(binding, { kind, visibility: 0x4 });
+    if (group === index) ofGroup.set(binding, { kind, visibility: 0x4, dynamic: false });
   }
   layoutKinds.set(layout, ofGroup);
 }

@@ -10,6 +10,7 @@ const limits: LimitPair = (key) => ({
   minUniformBufferOffsetAlignment: { job: 256, device: 256 },
   maxStorageBuffersPerShaderStage: { job: 8, device: 12 },
   maxStorageBufferBindingSize: { job: 128, device: 1024 },
+  maxDynamicStorageBuffersPerPipelineLayout: { job: 4, device: 8 },
 }[key] ?? { job: 100, device: 100 });
 
 const layout = (entries: Parameters<typeof noteLayoutEntries>[1]) => {
@@ -45,6 +46,11 @@ describe('job limits past the shared device', () => {
     expect(bindGroupLayoutLimitError(limits, layout(entries(8)))).toBeNull();
     expect(pipelineLayoutLimitError(limits, [layout(entries(5)), null, layout(entries(4))])).toMatch(/9 storage buffers/);
     expect(pipelineLayoutLimitError(limits, [layout(entries(5)), layout(entries(4, 2))])).toBeNull();
+    // Dynamic storage buffers count per pipeline layout, whatever the stage.
+    const dynamic = (n: number) => layout(Array.from({ length: n }, (_, i) => ({ binding: i, visibility: 4, buffer: { type: 'storage', hasDynamicOffset: true } })));
+    expect(bindGroupLayoutLimitError(limits, dynamic(5))).toMatch(/5 storage buffers with dynamic offsets/);
+    expect(pipelineLayoutLimitError(limits, [dynamic(2), dynamic(2)])).toBeNull();
+    expect(pipelineLayoutLimitError(limits, [dynamic(3), dynamic(2)])).toMatch(/maxDynamicStorageBuffersPerPipelineLayout 4/);
     // A layout it knows nothing of (none recorded) is not refused.
     expect(pipelineLayoutLimitError(limits, [layout(entries(5)), {} as GPUBindGroupLayout])).toBeNull();
   });
