@@ -40,6 +40,9 @@ function detach(buffer: ArrayBuffer): ArrayBuffer | null {
   return owned;
 }
 
+/** Mappings at creation from this size up are allocated once at createBuffer, to throw as a local device does. */
+const ALLOCATION_PROBE_BYTES = 256 * 1024 * 1024;
+
 /** Whether this process can allocate an ArrayBuffer of `size` bytes (its pages are touched only when used). */
 function canAllocate(size: number): boolean {
   try {
@@ -65,8 +68,9 @@ export class RemoteBuffer extends RemoteObject {
     if (descriptor.mappedAtCreation && size % 4 !== 0) {
       throw new RangeError(`createBuffer: a buffer mapped at creation needs a size that is a multiple of 4, not ${size}`);
     }
-    // A local device allocates the mapping's memory now and throws a RangeError when it cannot.
-    if (descriptor.mappedAtCreation && !canAllocate(size)) {
+    // A local device allocates the mapping's memory now and throws a RangeError when it cannot. Only a large
+    // mapping is tried here (an ordinary upload's would only add work for the garbage collector).
+    if (descriptor.mappedAtCreation && size >= ALLOCATION_PROBE_BYTES && !canAllocate(size)) {
       throw new RangeError(`createBuffer: cannot allocate ${size} bytes to map the buffer at creation`);
     }
     super(channel, id, descriptor.label);
