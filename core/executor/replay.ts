@@ -217,7 +217,10 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const bindGroupLayouts = cmd.bindGroupLayouts.map((id) => (id === null ? null : ctx.table.get(id, 'bindGroupLayout').obj));
     const limitError = pipelineLayoutLimitError(limitPair(ctx), bindGroupLayouts);
     if (limitError) throw new ReplayError(limitError);
-    const obj = ctx.device.createPipelineLayout({ bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label });
+    const obj = ctx.device.createPipelineLayout({
+      bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label,
+      ...(cmd.immediateSize === undefined ? {} : { immediateSize: cmd.immediateSize }),
+    });
     ctx.table.set(cmd.id, { kind: 'pipelineLayout', obj });
   },
 
@@ -380,6 +383,11 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     pass.obj.dispatchWorkgroupsIndirect(buffer.obj, cmd.offset);
   },
 
+  setImmediates(ctx, cmd) {
+    const pass = ctx.table.get(cmd.pass, 'computePass');
+    pass.obj.setImmediates(cmd.offset, bytesAt(ctx, cmd.data));
+  },
+
   endPass(ctx, cmd) {
     ctx.table.get(cmd.pass, 'computePass').obj.end();
   },
@@ -487,6 +495,7 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
 const ENCODER_OPS: Partial<Record<CommandOp, 'encoder' | 'pass' | 'target'>> = {
   beginComputePass: 'encoder', copyBufferToBuffer: 'encoder', clearBuffer: 'encoder', resolveQuerySet: 'encoder',
   setPipeline: 'pass', setBindGroup: 'pass', dispatch: 'pass', dispatchIndirect: 'pass', endPass: 'pass', debugMarker: 'target',
+  setImmediates: 'pass',
 };
 
 /** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */

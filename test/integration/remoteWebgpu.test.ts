@@ -22,7 +22,7 @@ const CHECKS = [
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
-  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'afterDestroy',
+  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;

@@ -16,7 +16,7 @@ import {
 } from './objects.js';
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
-import { dictionary, enumValue, optionalSize64, size64, uint32 } from './webidl.js';
+import { bytesOf, dictionary, enumValue, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
 
 const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
@@ -39,24 +39,6 @@ function pipelineConstants(constants: unknown): Record<string, number> | undefin
   return converted;
 }
 
-function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
-  if (ArrayBuffer.isView(data)) {
-    const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
-    const start = data.byteOffset + dataOffset * element;
-    const length = size === undefined ? data.byteLength - dataOffset * element : size * element;
-    if (dataOffset * element > data.byteLength || length < 0 || start + length > data.byteOffset + data.byteLength) {
-      throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
-    }
-    return new Uint8Array(data.buffer, start, length);
-  }
-  const buffer = data as ArrayBuffer;
-  const length = size ?? buffer.byteLength - dataOffset;
-  if (dataOffset > buffer.byteLength || dataOffset + length > buffer.byteLength) {
-    throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
-  }
-  return new Uint8Array(buffer, dataOffset, length);
-}
-
 export class RemoteQueue extends RemoteObject {
   submit(commandBuffers: Iterable<GPUCommandBuffer>): undefined {
     const buffers = [...commandBuffers];
@@ -71,7 +53,7 @@ export class RemoteQueue extends RemoteObject {
   writeBuffer(buffer: GPUBuffer, bufferOffsetArg: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
     const id = idOf(buffer, 'GPUBuffer');
     const bufferOffset = size64(bufferOffsetArg, 'writeBuffer: bufferOffset');
-    const bytes = bytesOf(data, optionalSize64(dataOffset, 'writeBuffer: dataOffset'), optionalSize64(size, 'writeBuffer: size'));
+    const bytes = bytesOf('writeBuffer', data, optionalSize64(dataOffset, 'writeBuffer: dataOffset'), optionalSize64(size, 'writeBuffer: size'));
     if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += DATA_CHUNK_BYTES) {
@@ -180,7 +162,8 @@ export class RemoteDevice extends EventTarget {
   createPipelineLayout(descriptor: GPUPipelineLayoutDescriptor): RemotePipelineLayout {
     const id = this.channel.allocateId();
     const bindGroupLayouts = [...descriptor.bindGroupLayouts].map((l) => (l ? idOf(l, 'GPUBindGroupLayout') : null));
-    this.channel.record({ op: 'createPipelineLayout', id, bindGroupLayouts, label: descriptor.label });
+    const immediateSize = optionalUint32(descriptor.immediateSize, 'createPipelineLayout: immediateSize');
+    this.channel.record({ op: 'createPipelineLayout', id, bindGroupLayouts, immediateSize, label: descriptor.label });
     return new RemotePipelineLayout(this.channel, id, descriptor.label);
   }
 

@@ -1,7 +1,7 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
-import { dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
+import { bytesOf, dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
   target.channel.record({ op: 'debugMarker', target: target.id, kind, label });
@@ -15,6 +15,14 @@ export class RemoteComputePassEncoder extends RemoteObject {
     // Freed with its encoder, on the service: never sent on its own.
     super(channel, id, label, false);
     this.#retained = retained;
+  }
+
+  /** Immediate data for the dispatches after it (`dataOffset` and `size` in elements of a typed array, else bytes). */
+  setImmediates(rangeOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
+    const offset = uint32(rangeOffset, 'setImmediates: rangeOffset');
+    const bytes = bytesOf('setImmediates', data, optionalSize64(dataOffset, 'setImmediates: dataOffset'), optionalSize64(size, 'setImmediates: size'));
+    this.channel.record({ op: 'setImmediates', pass: this.id, offset, data: this.channel.attach(bytes, true) });
+    return undefined;
   }
 
   setPipeline(pipeline: GPUComputePipeline): undefined {

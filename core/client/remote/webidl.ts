@@ -58,3 +58,25 @@ export function enumValue<T extends string>(value: unknown, values: readonly T[]
 export function dictionary<T extends object>(value: T | null | undefined): T {
   return value ?? ({} as T);
 }
+
+/**
+ * The bytes `data` names (writeBuffer's and setImmediates' rule: `dataOffset` and `size` count elements of a
+ * typed array, bytes of anything else), as a view; an OperationError naming `what` when they are outside it.
+ */
+export function bytesOf(what: string, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
+  if (ArrayBuffer.isView(data)) {
+    const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    const start = data.byteOffset + dataOffset * element;
+    const length = size === undefined ? data.byteLength - dataOffset * element : size * element;
+    if (dataOffset * element > data.byteLength || length < 0 || start + length > data.byteOffset + data.byteLength) {
+      throw new DOMException(`${what}: dataOffset and size are outside the data`, 'OperationError');
+    }
+    return new Uint8Array(data.buffer, start, length);
+  }
+  const buffer = data as ArrayBuffer;
+  const length = size ?? buffer.byteLength - dataOffset;
+  if (dataOffset > buffer.byteLength || dataOffset + length > buffer.byteLength) {
+    throw new DOMException(`${what}: dataOffset and size are outside the data`, 'OperationError');
+  }
+  return new Uint8Array(buffer, dataOffset, length);
+}
