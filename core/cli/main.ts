@@ -15,11 +15,11 @@ import { formatSimulation, historyTraceCsv, parseSimulateArgs, runSimulation } f
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
-import { formatHistory, historyFilter } from './history.js';
+import { formatHistory, historyFilter, parseDurationMs } from './history.js';
 import { readHistoryOffline } from '../history/offline.js';
 import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
-import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+import type { JobHints, JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 import { parseSubmitArgs, submitJob } from '../cluster/submit.js';
 import { cancelSlurmJob, formatClusterJobs, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
 import { clusterMemory, formatClusterMemory } from '../cluster/nodeMemory.js';
@@ -32,8 +32,8 @@ const USAGE = `usage: salus <command> [options]
                           run the service (owns the GPU); defaults from the
                           settings file ($XDG_CONFIG_HOME/salus/config.json);
                           --install writes a systemd user unit that runs it instead
-  run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
-        [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
+  run FILE [--name N] [--priority P] [--iterations N] [--duration DURATION] [--share W]
+        [--persistent SIZE] [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
                           run FILE (an ES module) as a job on the service;
                           --no-adapters: leave TF.js's and ONNX Runtime Web's
                           buffer pools as they are (see README, memory)
@@ -111,6 +111,19 @@ function number(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
+/** `salus run`'s --duration (e.g. 90s, 5m) and --share (above 0) as job hints; a bad value is a UsageError. */
+function runSchedulingHints(values: { duration?: string; share?: string }): Pick<JobHints, 'durationMs' | 'share'> {
+  let durationMs: number | undefined;
+  try {
+    durationMs = values.duration === undefined ? undefined : parseDurationMs(values.duration);
+  } catch (error) {
+    throw new UsageError(`--duration: ${(error as Error).message}`, false);
+  }
+  const share = number(values.share, '--share');
+  if (share !== undefined && !(share > 0)) throw new UsageError(`--share must be a number above 0, got '${values.share}'`, false);
+  return { durationMs, share };
+}
+
 async function control<T>(socket: string | undefined, method: string, ...params: unknown[]): Promise<T> {
   const connection = await ServiceConnection.open(await findServiceSocket(socket), { role: 'control' });
   try {
@@ -155,6 +168,7 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: own, allowPositionals: true, options: {
           name: { type: 'string' }, priority: { type: 'string' }, iterations: { type: 'string' },
+          duration: { type: 'string' }, share: { type: 'string' },
           persistent: { type: 'string' }, ephemeral: { type: 'string' }, socket: { type: 'string' }, local: { type: 'boolean' },
           'no-adapters': { type: 'boolean' },
         },
@@ -168,6 +182,7 @@ async function main(argv: string[]): Promise<number> {
         hints: {
           priority: number(values.priority, '--priority'),
           iterations: iterations === undefined ? undefined : Math.round(iterations),
+          ...runSchedulingHints(values),
           persistentBytes: values.persistent === undefined ? undefined : parseSize(values.persistent),
           ephemeralBytes: values.ephemeral === undefined ? undefined : parseSize(values.ephemeral),
         },
