@@ -14,7 +14,7 @@ import type { Policy, SchedJob } from '../policy.js';
 import { byArrival, COMMON_KNOBS, laneLimit, WATCHDOG_DEFAULTS } from './common.js';
 
 /** GPU time the job has received per unit of its share: FAIR runs the least first. */
-export function normalizedAttainedMs(job: SchedJob): number {
+function normalizedAttainedMs(job: SchedJob): number {
   return job.attainedMs / job.share;
 }
 

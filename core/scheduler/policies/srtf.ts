@@ -36,7 +36,7 @@ import type { Policy, PolicyParams, SchedJob } from '../policy.js';
 import { byArrival, COMMON_KNOBS, laneLimit, STRICT_DEFAULTS } from './common.js';
 
 /** Iterations that measure a job: a warm-up, then one its average starts from. */
-export const MEASURE_ITERATIONS = 2;
+const MEASURE_ITERATIONS = 2;
 
 /** Jobs declaring at least this many iterations are measured early: measuring is then at most a tenth of the job. */
 export const PROBE_MIN_ITERATIONS = 10 * MEASURE_ITERATIONS;
@@ -73,7 +73,7 @@ interface SrtfRank {
 }
 
 /** Each job's place under SRTF, as the file's comment says. */
-export function srtfRanks(jobs: readonly SchedJob[], params: PolicyParams): Map<SchedJob, SrtfRank> {
+function srtfRanks(jobs: readonly SchedJob[], params: PolicyParams): Map<SchedJob, SrtfRank> {
   const measured = jobs.filter(isMeasured).map((j) => j.avgIterationMs!);
   const paceMs = measured.length === 0
     ? Number(params.defaultIterationMs)
