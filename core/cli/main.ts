@@ -15,7 +15,8 @@ import { formatSimulation, historyTraceCsv, parseSimulateArgs, runSimulation } f
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
-import { formatHistory, historyFilter, parseDurationMs } from './history.js';
+import { formatHistory, historyFilter } from './history.js';
+import { schedulingHintFlags } from './hintFlags.js';
 import { readHistoryOffline } from '../history/offline.js';
 import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
@@ -38,8 +39,8 @@ const USAGE = `usage: salus <command> [options]
                           --no-adapters: leave TF.js's and ONNX Runtime Web's
                           buffer pools as they are (see README, memory)
   submit FILE [--slurm] [--partition P] [--time T] [--output PATH] [--name N]
-        [--priority P] [--iterations N] [--persistent SIZE] [--ephemeral SIZE]
-        [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
+        [--priority P] [--iterations N] [--duration DURATION] [--share W] [--persistent SIZE]
+        [--ephemeral SIZE] [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
                           hand FILE to Slurm (sbatch), which picks a node; it runs
                           there under salus run on the node's service (--socket: its
                           path there, %n the node's name); prints Slurm's job id.
@@ -111,17 +112,13 @@ function number(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
-/** `salus run`'s --duration (e.g. 90s, 5m) and --share (above 0) as job hints; a bad value is a UsageError. */
+/** `salus run`'s --duration and --share as job hints; a bad value is a UsageError. */
 function runSchedulingHints(values: { duration?: string; share?: string }): Pick<JobHints, 'durationMs' | 'share'> {
-  let durationMs: number | undefined;
   try {
-    durationMs = values.duration === undefined ? undefined : parseDurationMs(values.duration);
+    return schedulingHintFlags(values);
   } catch (error) {
-    throw new UsageError(`--duration: ${(error as Error).message}`, false);
+    throw new UsageError((error as Error).message, false);
   }
-  const share = number(values.share, '--share');
-  if (share !== undefined && !(share > 0)) throw new UsageError(`--share must be a number above 0, got '${values.share}'`, false);
-  return { durationMs, share };
 }
 
 async function control<T>(socket: string | undefined, method: string, ...params: unknown[]): Promise<T> {
