@@ -95,6 +95,9 @@ export class Session implements ResidentSession {
   /** A granted iteration whose memory side starts at the job's next non-release command. */
   private memoryBeginPending = false;
   private submittedInIteration = false;
+  /** A dispatch replayed since the last sync point; an inferred iteration counts only if it synced after one (not a readback alone). */
+  private dispatchedSinceSync = false;
+  private syncedAfterDispatch = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
   /** The job's scratch file in the bulk folder, opened at its first use. */
@@ -196,8 +199,9 @@ export class Session implements ResidentSession {
 
   /** Whether the grant now ending is one of the job's iterations; the next grant is, unless said otherwise. */
   private takeGrantIsIteration(): boolean {
-    const counted = this.grantIsIteration;
+    const counted = this.grantIsIteration && (this.iterationSource === 'sdk' || this.syncedAfterDispatch);
     this.grantIsIteration = true;
+    this.syncedAfterDispatch = false;
     return counted;
   }
 
@@ -272,6 +276,8 @@ export class Session implements ResidentSession {
       if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
       if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
         endAfterBatch = true;
+        this.syncedAfterDispatch ||= this.dispatchedSinceSync;
+        this.dispatchedSinceSync = false;
         // Read the iteration's time back alongside the job's own wait, so the next iteration never waits for it.
         if (index === markAt) this.timer?.markEnd();
       }
@@ -324,6 +330,7 @@ export class Session implements ResidentSession {
           this.workingSetTracker.observe(cmd, this.table, error === null);
           this.bindGroupSources.observe(cmd, this.table, error === null);
           if (cmd.op === 'submit') this.submittedInIteration = true;
+          if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') this.dispatchedSinceSync = true;
         }
       }
     }

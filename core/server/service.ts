@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
 import { deviceAllocator } from '../memory/allocator.js';
 import { formatBytes } from '../memory/size.js';
-import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { createScheduler, withAttainedFractions, type Scheduler } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
 import { Residency } from '../executor/residency.js';
@@ -278,7 +278,7 @@ export class SalusService extends EventEmitter {
   // ---- state ------------------------------------------------------------
 
   jobInfos(): JobInfo[] {
-    return [...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))];
+    return withAttainedFractions([...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))]);
   }
 
   memoryMap(): MemoryMap {
@@ -362,7 +362,7 @@ export class SalusService extends EventEmitter {
       job.startedAt = Date.now();
       job.session = this.createSession(job);
       this.residency.add(job.session);
-      this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
+      this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
       this.log(`salus: ${job.id} admitted to ${laneId}`);
       job.peer?.send({ t: 'state', state: 'running' });
       job.peer?.send({ t: 'reply', rid, result: deviceInfo });
@@ -463,6 +463,7 @@ export class SalusService extends EventEmitter {
     job.hints = { ...job.hints, ...hints };
     if (hints.priority !== undefined) this.setPriority(job.id, hints.priority);
     if (hints.iterations !== undefined && job.session) this.scheduler.setTotal(job.id, hints.iterations);
+    if ((hints.durationMs !== undefined || hints.share !== undefined) && job.session) this.scheduler.setDeclared(job.id, hints);
     this.markDirty('jobs');
   }
 
