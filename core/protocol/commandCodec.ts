@@ -41,6 +41,8 @@ const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 const isU32 = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
 const isU64 = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+/** A number as a u32 field takes it (then ToUint32); anything that is not a number, string or boolean is 0. */
+const toNumber = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' || typeof v === 'boolean' ? Number(v) : 0);
 
 /**
  * Records commands into one growing buffer that is reused from batch to batch:
@@ -60,11 +62,13 @@ export class CommandWriter {
 
   /** Appends one command (any object with an `op`; see the file's header for what a wrong field becomes). */
   write(cmd: { op: string } | Record<string, unknown>): void {
-    const entry = BY_OP.get((cmd as { op?: unknown }).op as string);
+    // Total, as a hostile peer's bytes are: a command that is no object is an unknown opcode's empty record.
+    const fields = cmd !== null && typeof cmd === 'object' ? cmd as Record<string, unknown> : {};
+    const entry = typeof fields.op === 'string' ? BY_OP.get(fields.op) : undefined;
     const start = this.at;
     this.reserve(1);
     this.at++;
-    if (entry) for (const [name, spec] of entry.fields) this.field(spec, (cmd as Record<string, unknown>)[name]);
+    if (entry) for (const [name, spec] of entry.fields) this.field(spec, fields[name]);
     const recordWords = this.at - start;
     if (recordWords > MAX_RECORD_WORDS) {
       this.at = start;
@@ -113,7 +117,13 @@ export class CommandWriter {
 
   private string(value: unknown): void {
     if (value === undefined || value === null) return this.u32(ABSENT);
-    const text = String(value);
+    let text: string;
+    try {
+      text = String(value);
+    } catch {
+      // No string at all (an object that will not convert): as if absent.
+      return this.u32(ABSENT);
+    }
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.reserve(1 + Math.ceil((text.length * 3) / 4));
     const { written } = utf8Encoder.encodeInto(text, this.bytes.subarray((this.at + 1) * 4));
@@ -135,10 +145,10 @@ export class CommandWriter {
         // Absent, null and 'auto' are 0, as is anything that is not an id.
         return this.u32(isU32(value) ? value : 0);
       case 'u32':
-        return this.u32(Number(value));
+        return this.u32(toNumber(value));
       case 'u32?':
         this.u32(value === undefined ? 0 : 1);
-        return this.u32(value === undefined ? 0 : Number(value));
+        return this.u32(value === undefined ? 0 : toNumber(value));
       case 'u64': case 'u64?':
         return this.u64(spec.kind === 'u64' && value === undefined ? -1 : value);
       case 'bool?':
@@ -152,7 +162,7 @@ export class CommandWriter {
       case 'ids': case 'idsOrNull':
         return this.list(value, (id) => this.u32(isU32(id) ? id : 0));
       case 'u32s?':
-        return this.list(value, (v) => this.u32(Number(v)));
+        return this.list(value, (v) => this.u32(toNumber(v)));
       case 'data':
         if (Array.isArray(value)) {
           this.u32(0);
@@ -173,7 +183,7 @@ export class CommandWriter {
       case 'bindings':
         return this.list(value, (entry) => {
           const e = (entry ?? {}) as Record<string, unknown>;
-          this.u32(Number(e.binding));
+          this.u32(toNumber(e.binding));
           this.u32(isU32(e.buffer) ? e.buffer : 0);
           this.u64(e.offset);
           this.u64(e.size);
@@ -184,8 +194,16 @@ export class CommandWriter {
         this.field({ kind: 'u32?' }, tw?.beginningOfPassWriteIndex);
         return this.field({ kind: 'u32?' }, tw?.endOfPassWriteIndex);
       }
-      case 'json': case 'json?':
-        return this.string(value === undefined ? undefined : JSON.stringify(value));
+      case 'json': case 'json?': {
+        let text: string | undefined;
+        try {
+          text = value === undefined ? undefined : JSON.stringify(value);
+        } catch {
+          // A value JSON cannot hold (a BigInt, a cycle): sent as not JSON, which the decoder refuses.
+          text = '\u0000';
+        }
+        return this.string(text);
+      }
     }
   }
 }

@@ -166,6 +166,19 @@ describe('the command stream', () => {
     }), { numRuns: 1000 });
   });
 
+  it('writes anything at all without throwing, as the bits a hostile peer could send', () => {
+    fc.assert(fc.property(fc.array(fc.oneof(fc.anything(), fc.record({ op: fc.constantFrom(...OPS) }, { requiredKeys: [] }).chain((base) =>
+      fc.dictionary(fc.constantFrom('id', 'size', 'label', 'entries', 'data', 'code', 'limits', 'x', 'rid', 'filter'), fc.anything()).map((rest) => ({ ...rest, ...base }))))), (cmds) => {
+      const decoded = decodeCommands(encodeCommands(cmds as Record<string, unknown>[]));
+      expect(decoded.cmds.length + decoded.malformed.length).toBe(cmds.length);
+    }), { numRuns: 500 });
+    expect(decodeCommands(encodeCommands([null as never, { op: 'setLabel', id: 1, label: Object.create(null) }, { op: 'configureDevice', features: [], limits: { a: 1n } }])).malformed.map((m) => m.message)).toEqual([
+      'malformed command #0 (opcode 0): no command has this opcode',
+      'malformed command #1 (setLabel): label: is missing',
+      'malformed command #2 (configureDevice): limits: is not JSON',
+    ]);
+  });
+
   it('refuses to write a command larger than a record may be', () => {
     const writer = new CommandWriter();
     expect(() => writer.write({ op: 'createShaderModule', id: 1, code: 'x'.repeat(80 * 1024 * 1024) })).toThrow(/larger than a command may be/);
