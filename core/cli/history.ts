@@ -1,5 +1,5 @@
 /** `salus history`: its options, read into a HistoryFilter, and its table. */
-import { formatBytes } from '../memory/size.js';
+import { formatBytes } from '../platform/size.js';
 import type { HistoryEntry, HistoryFilter } from '../protocol/history.js';
 import type { JobState } from '../protocol/state.js';
 

@@ -3,7 +3,7 @@
  * and lanes"). A set of jobs fits when Σ reservedPersistent(job) + Σ lane sizes ≤
  * capacity. A lane holds only ephemeral memory; persistent memory is per job.
  */
-import { formatBytes } from './size.js';
+import { formatBytes } from '../platform/size.js';
 
 /** What admission needs to know about one lane. */
 export interface LaneView {

@@ -10,7 +10,7 @@ import type { RealBuffer } from './bufferPool.js';
 import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
 import { createPager } from './paging.js';
-import { formatBytes } from './size.js';
+import { formatBytes } from '../platform/size.js';
 import type { AllocRefusal, AllocResult, BufferLease, MemoryManager, QuerySetLease } from './types.js';
 
 export type {

@@ -6,17 +6,29 @@
  */
 import type { z } from 'zod';
 import { CALL_NAMES, CONTROL_CALLS, isCallName, type CallArgs, type CallName, type CallResult } from '../protocol/calls.js';
+import type { ClusterJobs } from '../protocol/cluster.js';
 import { describeZodError, ErrorCode } from '../protocol/messages.js';
 import { ControlError, type SalusService } from './service.js';
 import { listExampleJobs } from './examples.js';
 import type { JobLauncher, LaunchCaller } from './launcher.js';
-import { listHistory } from '../history/control.js';
-import { cancelSlurmJob, clusterJobsAnswer } from '../cluster/clusterJobs.js';
 
-/** Who a handler works for: the service, its launcher (null: it launches nothing) and where the call came from. */
-export interface ControlContext {
+/** The cluster's Slurm jobs, as core/cluster asks Slurm for them; given by whoever composes the service (`salus serve`). */
+export interface ClusterControl {
+  jobs(): Promise<ClusterJobs>;
+  /** Ends a Slurm job by its Slurm id. */
+  cancel(slurmJobId: string): Promise<void>;
+}
+
+/** What control calls act on. */
+export interface ControlTarget {
   service: SalusService;
+  /** Null: this service launches no jobs. */
   launcher: JobLauncher | null;
+  cluster: ClusterControl;
+}
+
+/** Who a handler works for, and where the call came from (launches from the web panel are confined). */
+export interface ControlContext extends ControlTarget {
   caller: LaunchCaller;
 }
 
@@ -45,26 +57,26 @@ export const CONTROL_HANDLERS: ControlHandlers = {
   uploadJob: (context, fileName, source) => launcherOf(context).store(fileName, source),
   jobOutput: ({ service }, id) => service.jobOutput(id),
   exampleJobs: () => listExampleJobs(),
-  clusterJobs: () => clusterJobsAnswer(),
-  killClusterJob: async (_context, id) => { await cancelSlurmJob(id); },
-  history: ({ service }, filter) => listHistory(service, filter ?? {}),
+  clusterJobs: ({ cluster }) => cluster.jobs(),
+  killClusterJob: ({ cluster }, id) => cluster.cancel(id),
+  history: ({ service }, filter) => {
+    if (!service.history) throw new ControlError('this service keeps no job history (its log says why when it started)', ErrorCode.NotAllowed);
+    return service.history.list(filter ?? {});
+  },
   appendOutput: ({ service }, pid, text) => service.appendOutputOfPid(pid, text),
   reportExit: ({ service }, pid, code, signal) => service.reportExit(pid, code, signal),
 };
 
-/** Names of every control method (for `salus` and the bridge). */
-export const CONTROL_METHODS: readonly string[] = CALL_NAMES;
-
 /**
- * Runs one control call; throws ControlError for bad input or an impossible
- * request. `caller` says where it came from: launches from the web panel are
- * confined (see `JobLauncher.launch`).
+ * Runs one control call for `target`; throws ControlError for bad input or an
+ * impossible request. `caller` says where it came from: launches from the web
+ * panel are confined (see `JobLauncher.launch`).
  */
-export async function runControl(service: SalusService, launcher: JobLauncher | null, method: string, raw: unknown[], caller: LaunchCaller = 'local'): Promise<unknown> {
+export async function runControl(target: ControlTarget, method: string, raw: unknown[], caller: LaunchCaller = 'local'): Promise<unknown> {
   if (!isCallName(method)) throw new ControlError(`unknown method '${method}'; known: ${CALL_NAMES.join(', ')}`, ErrorCode.UnknownMethod);
   const args = parse(CONTROL_CALLS[method].params, raw, method);
   const handler = CONTROL_HANDLERS[method] as (context: ControlContext, ...args: unknown[]) => unknown;
-  return handler({ service, launcher, caller }, ...args);
+  return handler({ ...target, caller }, ...args);
 }
 
 function parse(schema: z.ZodType<unknown[]>, value: unknown, method: string): unknown[] {
