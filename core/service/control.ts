@@ -1,8 +1,9 @@
 /**
- * Control calls: what `salus jobs|memory|policy|kill|pause|resume`, the
- * Electron main process and the web panel may ask of the service. Each method
- * validates its parameters and answers JSON, or throws ControlError with a
- * message meant for the person who asked.
+ * The control handlers: what each call of core/protocol/calls.ts does, for
+ * `salus jobs|memory|policy|kill|pause|resume`, the Electron main process and
+ * the web panel alike. `runControl` validates a call's arguments with the
+ * table's schema, then answers JSON, or throws ControlError with a message
+ * meant for the person who asked.
  */
 import type { z } from 'zod';
 import { CALL_NAMES, CONTROL_CALLS, isCallName, type CallArgs, type CallName, type CallResult } from '../protocol/calls.js';

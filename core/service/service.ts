@@ -8,13 +8,18 @@
  * session that replays its GPU work one granted iteration at a time, and
  * publishes its state. Nothing a job sends can take it down: every failure
  * stays with that job.
+ *
+ * Past 450 lines on purpose: every operation of a job's lifecycle (hello,
+ * device requests, admission, pause, kill, exit, hang, lost GPU) reads best in
+ * one place, in the order a job meets them; what keeps state of its own is in
+ * the files beside this one.
  */
 import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
 import { deviceAllocator } from '../memory/allocator.js';
 import { formatBytes } from '../platform/size.js';
 import { createScheduler, type Scheduler } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
-import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
+import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
@@ -22,7 +27,8 @@ import { isRequestId } from '../protocol/commands.js';
 import { nodeName } from '../platform/nodeName.js';
 import { signalProcesses } from '../platform/processAlive.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
-import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type IdentifiedPeer, type JobPeer, type JobRecord } from './jobRecord.js';
+import { appendOutput, jobMemoryUse, toJobInfo, type IdentifiedPeer, type JobPeer, type JobRecord } from './jobRecord.js';
+import { createJobSession } from './jobSession.js';
 import { isFinal, JobTable, type FinalState, type JobStateChange } from './jobTable.js';
 import { AdmissionQueue, type AdmissionOutcome } from './admissionQueue.js';
 import { Publisher, type StatePart } from './publisher.js';
@@ -404,7 +410,10 @@ export class SalusService {
   private admit({ job, laneId, rids }: Extract<AdmissionOutcome, { kind: 'admitted' }>): void {
     job.laneId = laneId;
     this.jobs.transition(job, 'running');
-    job.session = this.createSession(job);
+    job.session = createJobSession(job, {
+      gpu: this.options.gpu, memory: this.memory, scheduler: this.scheduler, residency: this.residency,
+      bulkDir: this.options.bulkDir ?? null, markDirty: (part) => this.markDirty(part), log: this.log,
+    });
     this.residency.add(job.session);
     this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
     this.log(`salus: ${job.id} admitted to ${laneId}`);
@@ -430,28 +439,6 @@ export class SalusService {
     for (const job of this.jobs.values()) {
       if (job.laneId === laneId && job.id !== jobId) this.memory.returnFreed(job.id);
     }
-  }
-
-  private createSession(job: JobRecord): Session {
-    return new Session(job.id, this.options.gpu.device, this.memory, {
-      acquireIteration: () => this.scheduler.requestIteration(job.id),
-      prepareBatch: (cmds) => (job.session ? this.residency.prepare(job.session, cmds) : undefined),
-      releaseBatch: () => job.session && this.residency.release(job.session),
-      finishIteration: (elapsedMs, counted) => {
-        if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs, { counted });
-        const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;
-        if (job.hints.iterations && done >= job.hints.iterations) this.markDirty('jobs');
-      },
-      reply: (rid, result, payload) => job.peer?.send({ t: 'reply', rid, result: result ?? null }, payload),
-      replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
-      uncaptured: (error, device) => {
-        if (recordGpuError(job, error)) this.log(`salus: ${job.id}: first uncaptured GPU error (${error.type}): ${error.message}`);
-        this.markDirty('jobs');
-        job.peer?.send({ t: 'uncaptured', error, device });
-      },
-      whenWritable: () => job.peer?.whenWritable() ?? null,
-      log: (message) => this.log(`salus: ${job.id}: ${message}`),
-    }, this.options.bulkDir ?? null);
   }
 
   private updateHints(job: JobRecord, hints: JobHints): void {
