@@ -4,7 +4,7 @@
  * job's persistent memory resident and serves per-iteration memory from the job's
  * lane (SALUS-NOTES, "Admission and lanes"; DESIGN.md decisions 2–4).
  */
-import { planAdmission, invalidHints, paddedPersistentBytes, type LaneView } from './admission.js';
+import { planAdmission, invalidHints, paddedPersistentBytes, shrinkMostSlackFirst, type LaneView } from './admission.js';
 import { isPoolable, type BufferAllocator, type BufferDescriptor } from './allocator.js';
 import type { RealBuffer } from './bufferPool.js';
 import { Ledger } from './ledger.js';
@@ -90,16 +90,8 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
   /** Shrinks lanes (but exceptLaneId) toward their need, most slack first, until bytesNeeded are unreserved again. */
   function reclaim(bytesNeeded: number, exceptLaneId: string | null): void {
-    let remaining = bytesNeeded;
-    const views = laneViews()
-      .filter((view) => view.id !== exceptLaneId)
-      .sort((a, b) => b.sizeBytes - b.minSizeBytes - (a.sizeBytes - a.minSizeBytes));
-    for (const view of views) {
-      const shrink = Math.min(view.sizeBytes - view.minSizeBytes, remaining);
-      if (remaining <= 0 || shrink <= 0) break;
-      lanes.resize(view.id, view.sizeBytes - shrink);
-      remaining -= shrink;
-    }
+    const views = laneViews().filter((view) => view.id !== exceptLaneId);
+    for (const resize of shrinkMostSlackFirst(views, bytesNeeded, (view) => view.minSizeBytes)) lanes.resize(resize.laneId, resize.sizeBytes);
   }
 
   function lend(job: JobMemory, real: RealBuffer, sizeBytes: number, kind: BufferLease['kind']): AllocResult {

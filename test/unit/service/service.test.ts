@@ -209,6 +209,30 @@ describe('control calls over the in-memory transport', () => {
   });
 });
 
+describe('a service with a history', () => {
+  it('shows earlier runs\' jobs, numbers its own after them, lists history and refuses to act on the past', async () => {
+    harness.start();
+    const earlier = { id: 'job-7', name: 'old', state: 'done', fromEarlierRun: true } as unknown as JobInfo;
+    const filters: unknown[] = [];
+    harness.service.useHistory({
+      earlierJobs: [earlier],
+      firstJobNumber: 8,
+      output: (id) => (id === 'job-7' ? 'old output\n' : null),
+      list: (filter) => { filters.push(filter); return []; },
+      measuredProfile: () => null,
+    });
+    const control = await harness.control();
+    const { jobId } = await harness.job();
+    expect(jobId).toBe('job-8');
+    expect(((await control.call('jobs')).result as JobInfo[]).map((j) => j.id)).toEqual(['job-7', 'job-8']);
+    expect((await control.call('jobOutput', 'job-7')).result).toBe('old output\n');
+    expect((await control.call('killJob', 'job-7')).error).toEqual({ code: ErrorCode.NotAllowed, message: 'job-7 ended in an earlier run of the service' });
+    expect((await control.call('history', { states: ['done'], limit: 5 })).result).toEqual([]);
+    expect((await control.call('history', { states: ['gone'] })).error?.message).toMatch(/^history: 0\.states\.0: /);
+    expect(filters).toEqual([{ states: ['done'], limit: 5 }]);
+  });
+});
+
 describe('events of the service', () => {
   it('are typed and heard in order: open, identify, change, finish', async () => {
     harness.start();
