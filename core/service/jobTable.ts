@@ -114,12 +114,6 @@ export class JobTable {
     return [...this.jobs.values()].filter((job) => !isFinal(job.state));
   }
 
-  /** The unfinished job of process `pid`, if any. */
-  findUnfinishedByPid(pid: number): JobRecord | undefined {
-    for (const job of this.jobs.values()) if (job.pid === pid && job.finishedAt === null) return job;
-    return undefined;
-  }
-
   /** The newest job of process `pid`, finished or not. */
   newestByPid(pid: number): JobRecord | undefined {
     return [...this.jobs.values()].reverse().find((job) => job.pid === pid);

@@ -279,10 +279,6 @@ export class SalusService {
     if (job) this.appendOutput(job.id, text);
   }
 
-  findJobByPid(pid: number): JobRecord | undefined {
-    return this.jobs.findUnfinishedByPid(pid);
-  }
-
   // ---- policy -----------------------------------------------------------
 
   setPolicy(name: PolicyName, params?: Record<string, PolicyParamValue>): PolicyInfo {

@@ -87,15 +87,16 @@ describe('the job table', () => {
     ]);
   });
 
-  it('finds a process\'s unfinished job, and its newest one', () => {
+  it('finds a process\'s newest job, finished or not, and the live ones', () => {
     const table = new JobTable();
     const first = table.open(hello({ pid: 7 }), null);
     table.transition(first, 'done');
     const second = table.open(hello({ pid: 7 }), null);
-    expect(table.findUnfinishedByPid(7)).toBe(second);
-    table.transition(second, 'failed');
-    expect(table.findUnfinishedByPid(7)).toBeUndefined();
     expect(table.newestByPid(7)).toBe(second);
+    expect(table.live()).toEqual([second]);
+    table.transition(second, 'failed');
+    expect(table.newestByPid(7)).toBe(second);
+    expect(table.newestByPid(8)).toBeUndefined();
     expect(table.live()).toEqual([]);
   });
 
