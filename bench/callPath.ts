@@ -22,17 +22,25 @@ export interface CallPathOptions {
 
 export const CALL_PATH_DEFAULTS: CallPathOptions = { pings: 200, dispatches: 10_000, submits: 4, rounds: 2 };
 
-interface CallPathSamples {
+/** What one call-path job measured, its warm-up left out. */
+export interface CallPathSamples {
+  /** Each awaited empty round trip, in ms (none when the job ran no pings). */
   pingMs: number[];
   /** Per dispatch, in ms: each submit's time over its dispatch count. */
   dispatchMs: number[];
 }
 
-function samples(run: SalusRun): CallPathSamples {
-  if (!run.events('verified').length) throw new Error('bench: call-path job did not verify its dispatch count');
+/** Round trips after the first 10 of a process (connection, JIT) count; so do those of bench/jobs/socket-ping.js. */
+export function pingSamples(run: SalusRun): number[] {
   const [ping] = run.events('ping');
+  return ping ? (ping.ms as number[]).slice(10) : [];
+}
+
+/** The samples of a finished call-path job (its first submit left out); throws unless its dispatch count verified. */
+export function callPathSamples(run: SalusRun): CallPathSamples {
+  if (!run.events('verified').length) throw new Error('bench: call-path job did not verify its dispatch count');
   return {
-    pingMs: (ping.ms as number[]).slice(10),
+    pingMs: pingSamples(run),
     dispatchMs: run.events('dispatch').slice(1).map((e) => e.ms / e.count),
   };
 }
@@ -45,8 +53,8 @@ export async function benchCallPath(options: CallPathOptions = CALL_PATH_DEFAULT
     const salus: CallPathSamples = { pingMs: [], dispatchMs: [] };
     const local: CallPathSamples = { pingMs: [], dispatchMs: [] };
     for (let k = 0; k < options.rounds; k++) {
-      const s = samples(expectSuccess(await service.run('call-path.js', args, ['--name', `call-path-${k}`]).done, 'call-path via salus'));
-      const l = samples(expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
+      const s = callPathSamples(expectSuccess(await service.run('call-path.js', args, ['--name', `call-path-${k}`]).done, 'call-path via salus'));
+      const l = callPathSamples(expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
       salus.pingMs.push(...s.pingMs);
       salus.dispatchMs.push(...s.dispatchMs);
       local.pingMs.push(...l.pingMs);

@@ -62,12 +62,12 @@ export interface SalusProcess {
   kill(signal?: NodeJS.Signals): boolean;
 }
 
-/** Environment for every child: a private runtime dir (SwiftShader warns without one). */
 /** A job script: under bench/jobs unless the path is absolute. */
 function jobPath(file: string): string {
   return isAbsolute(file) ? file : join(JOBS_DIR, file);
 }
 
+/** Environment for every child: a private runtime dir (SwiftShader warns without one). */
 function childEnv(runtimeDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...extra };
 }
@@ -78,8 +78,13 @@ function childEnv(runtimeDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pro
  * (see `expectSuccess`).
  */
 export function startSalus(args: readonly string[], env: NodeJS.ProcessEnv, nodeFlags: readonly string[] = []): SalusProcess {
+  return startNode(SALUS_BIN, args, env, nodeFlags);
+}
+
+/** Starts `node SCRIPT ARGS` (any script, not only `salus`) as `startSalus` does, its stdout lines parsed alike. */
+export function startNode(script: string, args: readonly string[], env: NodeJS.ProcessEnv, nodeFlags: readonly string[] = []): SalusProcess {
   const spawnedAt = nowMs();
-  const child = spawn(process.execPath, [...nodeFlags, SALUS_BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: OutputLine[] = [];
   let partial = '';
   let stderr = '';

@@ -7,7 +7,8 @@
  *
  * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR]`, NAME one of
  * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), switch (E4), overhead (E5),
- * iteration, upload, call-path, paging (the cost of a switch that pages). The
+ * iteration, upload, call-path, paging (the cost of a switch that pages), wire
+ * (issue 19: the job-service wire against a local device, rows W1-W5). The
  * experiments on the zoo's framework jobs draw their figures into docs/ (with `--quick`, into bench/results/figures/; `--figures
  * DIR` says where). `--quick` runs fewer
  * samples, and only the evaluation's experiments unless `--only` says otherwise
@@ -27,6 +28,7 @@ import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
 import { benchIterationTime } from './iterationTime.js';
 import { benchUpload } from './uploadThroughput.js';
 import { benchCallPath } from './callPath.js';
+import { benchWire, WIRE_DEFAULTS, WIRE_QUICK } from './wire.js';
 import { benchPagingCost, PAGING_DEFAULTS, PAGING_QUICK } from './pagingCost.js';
 import { benchZooJct, ZOO_JCT_QUICK } from './evaluation/jct.js';
 import { benchZooSweep, ZOO_SWEEP_QUICK } from './evaluation/sweep.js';
@@ -49,6 +51,7 @@ const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
   upload: () => benchUpload(),
   'call-path': () => benchCallPath(),
   paging: (quick) => benchPagingCost(quick ? PAGING_QUICK : PAGING_DEFAULTS),
+  wire: (quick) => benchWire(quick ? WIRE_QUICK : WIRE_DEFAULTS),
 };
 
 /** What `--quick` runs without `--only`: the experiments of issue 10 (their rows go into the summary). */

@@ -15,7 +15,7 @@
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectSuccess, startService, type OutputLine, type SalusProcess, type SalusRun } from './harness.js';
+import { expectSuccess, startService, type BenchService, type OutputLine, type SalusProcess, type SalusRun } from './harness.js';
 import { gpuOf, jobsOf, sleep, startSampler, waitFor, type Sample } from './paper/common.js';
 import type { GpuInfo, JobInfo } from '../core/protocol/state.js';
 import type { PolicyParams } from '../core/scheduler/policy.js';
@@ -39,8 +39,10 @@ export interface TraceEntry {
 }
 
 export interface TraceRunOptions {
-  /** `salus serve` arguments (memory, policy). */
+  /** `salus serve` arguments (memory, policy) of the fresh service the trace runs on. */
   serveArgs: string[];
+  /** Run on this service instead of a fresh one (`serveArgs` then unused); it is left running. */
+  service?: BenchService;
   /** Knobs set on the policy before the first job. */
   params?: PolicyParams;
   /** When a started job is ready to wait for its arrival (default: admitted, state `running`). */
@@ -73,13 +75,13 @@ function tailOf(lines: readonly OutputLine[], count = 3): string {
 }
 
 /**
- * Runs `trace` on a fresh service. Throws, never hangs, when a job exits non-zero, ends other than `done`,
+ * Runs `trace` on a fresh service (or `options.service`). Throws, never hangs, when a job exits non-zero, ends other than `done`,
  * raises an uncaptured GPU error (with `failOnGpuErrors`), or the trace outlives `timeoutMs`: the message
  * names the job(s), their last lines and the service's; every job process still alive is then stopped
  * (SIGTERM, which `salus run` passes on to its job, then SIGKILL).
  */
 export async function runTrace(trace: readonly TraceEntry[], options: TraceRunOptions): Promise<TraceRunResult> {
-  const service = await startService(options.serveArgs);
+  const service = options.service ?? await startService(options.serveArgs);
   const dir = mkdtempSync(join(tmpdir(), 'salus-trace-'));
   const startFile = join(dir, 'start');
   const processes: SalusProcess[] = [];
@@ -171,7 +173,7 @@ export async function runTrace(trace: readonly TraceEntry[], options: TraceRunOp
     // Jobs still waiting for their arrival (the trace failed before it began) go now, and fail without a service.
     if (!existsSync(startFile)) writeFileSync(startFile, String(Date.now()));
     await stopAll(processes);
-    await service.stop();
+    if (!options.service) await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

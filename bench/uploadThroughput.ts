@@ -21,15 +21,18 @@ export const UPLOAD_DEFAULTS: UploadOptions = { mib: 256, repeats: 5, rounds: 2 
 
 const MIB = 1024 * 1024;
 
-/** Per repeat after the first: the whole upload, and the part until writeBuffer returned (the job-side copy). */
-function uploadTimes(run: SalusRun): { ms: number[]; recordMs: number[] } {
+/**
+ * Per repeat from the `skip`-th on (default: all but the first): the whole upload, and the part until
+ * writeBuffer returned (the job-side copy). Throws unless the job verified its bytes.
+ */
+export function uploadTimes(run: SalusRun, skip = 1): { ms: number[]; recordMs: number[] } {
   if (!run.events('verified').length) throw new Error('bench: upload job did not verify its bytes');
-  const repeats = run.events('upload').slice(1);
+  const repeats = run.events('upload').slice(skip);
   return { ms: repeats.map((e) => e.ms as number), recordMs: repeats.map((e) => e.recordMs as number) };
 }
 
 /** MiB/s for `bytes` moved in `ms`. */
-function mibPerSecond(bytes: number, ms: number): number {
+export function mibPerSecond(bytes: number, ms: number): number {
   return bytes / MIB / (ms / 1000);
 }
 

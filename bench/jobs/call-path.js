@@ -4,16 +4,37 @@
  *   round trip to the service and back, or Dawn's own on a local device);
  * - dispatch: one compute pass of `--dispatches` tiny dispatches (setBindGroup +
  *   dispatchWorkgroups(1) each) in one submit, then onSubmittedWorkDone,
- *   `--submits` times. The last count is read back to check every dispatch ran.
- * Imports nothing of ours.
+ *   `--submits` times. The last count is read back to check every dispatch ran;
+ * - cheap: batches of cheap commands, each an encoder of `--cheap-passes`
+ *   passes of `--cheap-triples` × (setPipeline, setBindGroup,
+ *   dispatchWorkgroups(0)), submitted and awaited; `--cheap-warmup` batches
+ *   first, untimed (at least one), then `--cheap-batches` batches, or as many as fit in
+ *   `--cheap-seconds` when that is given. Timed: the job's process CPU
+ *   (`process.cpuUsage`) and, with `--service-pid PID`, the CPU of that
+ *   process (the service: utime + stime from /proc/PID/stat, Linux), read
+ *   just before the first timed batch and just after the last one resolved.
+ * Phases with a zero count are skipped. Imports nothing of ours.
  *
- * Prints `{"ev":"ping","ms":[...]}` and `{"ev":"dispatch","i","count","ms"}` per submit.
+ * Prints `{"ev":"ping","ms":[...]}`, `{"ev":"dispatch","i","count","ms"}` per
+ * submit, `{"ev":"cheap","commands","batches","perBatch","cpuMs","serviceCpuMs","wallMs","start","ends":[...]}`
+ * (commands counted: the setPipeline, setBindGroup and dispatch calls; `ends`: each
+ * timed batch's end, epoch ms) and `{"ev":"verified","count"}`.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
 const now = () => performance.timeOrigin + performance.now();
 
 function parseArgs(argv) {
-  const opts = { pings: 200, dispatches: 10000, submits: 5 };
-  const names = { '--pings': 'pings', '--dispatches': 'dispatches', '--submits': 'submits' };
+  const opts = {
+    pings: 200, dispatches: 10000, submits: 5,
+    cheapBatches: 0, cheapSeconds: 0, cheapWarmup: 5, cheapPasses: 10, cheapTriples: 100, servicePid: 0,
+  };
+  const names = {
+    '--pings': 'pings', '--dispatches': 'dispatches', '--submits': 'submits',
+    '--cheap-batches': 'cheapBatches', '--cheap-seconds': 'cheapSeconds', '--cheap-warmup': 'cheapWarmup',
+    '--cheap-passes': 'cheapPasses', '--cheap-triples': 'cheapTriples', '--service-pid': 'servicePid',
+  };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
     const value = Number(argv[i + 1]);
@@ -23,18 +44,28 @@ function parseArgs(argv) {
   return opts;
 }
 
+/** CPU ms of process `pid` so far (all its threads), from /proc/PID/stat; `ticksPerSecond` is CLK_TCK. */
+function processCpuMs(pid, ticksPerSecond) {
+  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
 const opts = parseArgs(process.argv.slice(2));
 const adapter = await navigator.gpu.requestAdapter();
 if (!adapter) throw new Error('call-path: no WebGPU adapter');
 const device = await adapter.requestDevice({ label: 'call-path' });
 
-const pings = [];
-for (let i = 0; i < opts.pings; i++) {
-  const start = now();
-  await device.queue.onSubmittedWorkDone();
-  pings.push(now() - start);
+if (opts.pings > 0) {
+  const pings = [];
+  for (let i = 0; i < opts.pings; i++) {
+    const start = now();
+    await device.queue.onSubmittedWorkDone();
+    pings.push(now() - start);
+  }
+  console.log(JSON.stringify({ ev: 'ping', ms: pings }));
 }
-console.log(JSON.stringify({ ev: 'ping', ms: pings }));
 
 // Every dispatch adds one to a counter: the readback proves they all ran.
 const module = device.createShaderModule({
@@ -57,6 +88,47 @@ for (let i = 0; i < opts.submits; i++) {
   device.queue.submit([encoder.finish()]);
   await device.queue.onSubmittedWorkDone();
   console.log(JSON.stringify({ ev: 'dispatch', i, count: opts.dispatches, ms: now() - start }));
+}
+
+/** One batch of cheap commands (dispatches of zero workgroups run nothing, so the count stays), submitted and awaited. */
+async function cheapBatch() {
+  const encoder = device.createCommandEncoder();
+  for (let p = 0; p < opts.cheapPasses; p++) {
+    const pass = encoder.beginComputePass();
+    for (let c = 0; c < opts.cheapTriples; c++) {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      pass.dispatchWorkgroups(0);
+    }
+    pass.end();
+  }
+  device.queue.submit([encoder.finish()]);
+  await device.queue.onSubmittedWorkDone();
+}
+
+if (opts.cheapBatches > 0 || opts.cheapSeconds > 0) {
+  for (let i = 0; i < Math.max(1, opts.cheapWarmup); i++) await cheapBatch();
+  // On a local device Dawn prints, once, a warning about zero-workgroup dispatches to this
+  // process's stdout with no newline after it: end its line, or it runs into the JSON below.
+  process.stdout.write('\n');
+  const ticksPerSecond = opts.servicePid ? Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) : 0;
+  const ends = [];
+  const serviceBefore = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) : 0;
+  const cpuBefore = process.cpuUsage();
+  const start = now();
+  const until = start + opts.cheapSeconds * 1000;
+  while (opts.cheapSeconds > 0 ? now() < until : ends.length < opts.cheapBatches) {
+    await cheapBatch();
+    ends.push(now());
+  }
+  const wallMs = now() - start;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serviceCpuMs = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) - serviceBefore : null;
+  const perBatch = 3 * opts.cheapPasses * opts.cheapTriples;
+  console.log(JSON.stringify({
+    ev: 'cheap', commands: perBatch * ends.length, batches: ends.length, perBatch,
+    cpuMs: (cpu.user + cpu.system) / 1000, serviceCpuMs, wallMs, start, ends,
+  }));
 }
 
 const readback = device.createBuffer({ label: 'counter readback', size: 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });

@@ -10,8 +10,10 @@ import { EventEmitter } from 'node:events';
 import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
+import { CommandWriter } from '../protocol/commandCodec.js';
 import type { DeviceEvents } from './remote/channel.js';
-import { BULK_MIN_BYTES } from '../platform/bulkDir.js';
+import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
+import { BulkScratch } from './bulkScratch.js';
 import { writeFrame } from '../platform/frameWriter.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,11 +42,15 @@ export class ServiceConnection extends EventEmitter {
   private nextRid = 1;
   private nextObjectId = 1;
   private nextBulkFile = 1;
-  private cmds: Command[] = [];
+  /** The batch being recorded, as its binary command stream (one buffer, reused). */
+  private readonly commands = new CommandWriter();
   /** Ids the job's garbage collector freed: they ride at the end of the next batch (see release()). */
   private releases: number[] = [];
   private payload: Uint8Array[] = [];
   private payloadBytes = 0;
+  /** The job's scratch file in the bulk folder (null without one), and its bytes the pending batch names. */
+  private scratch: BulkScratch | null | undefined;
+  private scratchBytes = 0;
   private closedError: Error | null = null;
   private flushScheduled: NodeJS.Immediate | null = null;
   /** What the service said when it declared the job's devices lost (kill, a lost GPU). */
@@ -123,9 +129,9 @@ export class ServiceConnection extends EventEmitter {
    * SDK) to the batch; `data` is attached to the payload and referenced by the command.
    */
   record(cmd: Command): void {
-    if (this.cmds.length === 0) this.scheduleFlush();
-    this.cmds.push(cmd);
-    if (this.cmds.length >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+    if (this.commands.count === 0) this.scheduleFlush();
+    this.commands.write(cmd);
+    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
   }
 
   /**
@@ -160,6 +166,13 @@ export class ServiceConnection extends EventEmitter {
     const bulkDir = this.welcome?.bulkDir;
     const jobId = this.welcome?.jobId;
     if (bulkDir && jobId && bytes.byteLength >= BULK_MIN_BYTES) {
+      this.scratch ??= new BulkScratch(join(bulkDir, scratchFileName(jobId)));
+      const offset = this.scratch.write(bytes);
+      if (offset !== null) {
+        this.scratchBytes += bytes.byteLength;
+        return { scratch: offset, length: bytes.byteLength };
+      }
+      // The scratch file is full (the service has not read it yet) or unusable: a file of its own.
       const file = `${jobId}-${this.nextBulkFile++}`;
       try {
         writeFileSync(join(bulkDir, file), bytes, { mode: 0o600, flag: 'wx' });
@@ -169,7 +182,7 @@ export class ServiceConnection extends EventEmitter {
       }
     }
     if (copy) bytes = bytes.slice();
-    if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.cmds.length > 0) this.flush();
+    if (this.payloadBytes + bytes.byteLength > FLUSH_PAYLOAD_BYTES && this.commands.count > 0) this.flush();
     const ref: [number, number] = [this.payloadBytes, bytes.byteLength];
     this.payload.push(bytes);
     this.payloadBytes += bytes.byteLength;
@@ -182,17 +195,19 @@ export class ServiceConnection extends EventEmitter {
       clearImmediate(this.flushScheduled);
       this.flushScheduled = null;
     }
-    if (this.releases.length >= FLUSH_COMMANDS || (this.cmds.length > 0 && this.releases.length > 0)) {
-      for (const id of this.releases) this.cmds.push({ op: 'release', id });
+    if (this.releases.length >= FLUSH_COMMANDS || (this.commands.count > 0 && this.releases.length > 0)) {
+      for (const id of this.releases) this.commands.write({ op: 'release', id });
       this.releases = [];
     }
-    if (this.cmds.length === 0) return;
-    const cmds = this.cmds;
+    if (this.commands.count === 0) return;
+    // Copied out of the writer: the socket may hold the bytes until they are sent, and the writer is reused.
+    const commands = this.commands.take();
     const payload = this.payload;
-    this.cmds = [];
+    const scratchBytes = this.scratchBytes;
     this.payload = [];
     this.payloadBytes = 0;
-    this.write({ t: 'batch', cmds }, payload);
+    this.scratchBytes = 0;
+    this.write({ t: 'batch', commandBytes: commands.byteLength, ...(scratchBytes > 0 ? { scratchBytes } : {}) }, [commands, ...payload]);
   }
 
   /** Flushes at the end of this macrotask, unless something flushes sooner. */
@@ -268,6 +283,8 @@ export class ServiceConnection extends EventEmitter {
         this.updateRef();
         if (message.error) waiter.reject(new ServiceError(message.error.message, message.error.code, message.error));
         else waiter.resolve({ result: message.result, payload: frame.payload });
+      } else if (message.t === 'scratchRead') {
+        this.scratch?.consumed(message.bytes);
       } else if (message.t === 'welcome') {
         this.emit('welcome', message);
       } else if (message.t === 'error' && !this.welcome) {
@@ -300,6 +317,7 @@ export class ServiceConnection extends EventEmitter {
     for (const waiter of this.pending.values()) waiter.reject(this.closedError);
     this.pending.clear();
     for (const ref of this.devices.values()) ref.deref()?.lost('unknown', why);
+    this.scratch?.close();
     this.emit('close', socketError);
     this.socket.destroy();
   }

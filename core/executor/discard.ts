@@ -13,7 +13,7 @@
  */
 import type { Command } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
-import { ReplayError, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
+import { moveBuffer, ReplayError, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
 
 const COPY_DST = 0x8;
 
@@ -51,7 +51,7 @@ export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean 
   entry.discardedLease = entry.lease;
   entry.lease = null;
   entry.discarded = true;
-  entry.obj = placeholder(ctx.device);
+  moveBuffer(entry, placeholder(ctx.device));
   return true;
 }
 
@@ -65,14 +65,14 @@ export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
   entry.discardedLease = null;
   if (freed && ctx.memory.takeBack(freed)) {
     entry.lease = freed;
-    entry.obj = freed.buffer;
+    moveBuffer(entry, freed.buffer);
     entry.discarded = false;
     return;
   }
   const result = ctx.memory.allocate(ctx.jobId, { size: entry.sizeBytes, usage: entry.usage, label: entry.label }, { ownBytes: true });
   if (!result.ok) throw new ReplayError(`${result.message} (to use again the pooled buffer '${entry.label ?? ''}')`, result.errorType);
   entry.lease = result.lease;
-  entry.obj = result.lease.buffer;
+  moveBuffer(entry, result.lease.buffer);
   entry.discarded = false;
 }
 
@@ -119,5 +119,9 @@ export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: 
 
 /** Whether a bind group names a buffer that was discarded or moved since it was made. */
 export function isStale(group: BindGroupEntry): boolean {
-  return group.buffers.some((buffer, index) => buffer.discarded || buffer.obj !== group.builtOn[index]);
+  for (let i = 0; i < group.buffers.length; i++) {
+    const buffer = group.buffers[i];
+    if (buffer.discarded || buffer.obj !== group.builtOn[i]) return true;
+  }
+  return false;
 }

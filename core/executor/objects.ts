@@ -42,6 +42,23 @@ export interface BufferEntry {
   discardedLease?: BufferLease | null;
 }
 
+/**
+ * Bumped whenever a live buffer entry's real buffer changes (discard, revive, page-in), by moveBuffer: a bind
+ * group checked at the current generation needs no check of its buffers (the per-use staleness scan is skipped).
+ */
+let bufferGeneration = 0;
+
+/** Points `entry` at another real buffer (or its discarded placeholder). */
+export function moveBuffer(entry: BufferEntry, obj: GPUBuffer): void {
+  entry.obj = obj;
+  bufferGeneration++;
+}
+
+/** The current buffer generation (see moveBuffer). */
+export function currentBufferGeneration(): number {
+  return bufferGeneration;
+}
+
 /** A bind group; `builtOn` is the real buffer of each of `buffers` when `obj` was made (stale once one moved). */
 export interface BindGroupEntry {
   kind: 'bindGroup';
@@ -49,6 +66,10 @@ export interface BindGroupEntry {
   buffers: BufferEntry[];
   dynamic: DynamicBinding[];
   builtOn: GPUBuffer[];
+  /** The encoder whose used buffers took this group's last (so setting it again there adds nothing). */
+  usedBy?: EncoderState;
+  /** The buffer generation at which the group was last found current (no buffer of it moved since). */
+  currentAt?: number;
 }
 
 /**
@@ -165,7 +186,7 @@ export class ObjectTable {
     if (entry.kind === 'buffer' && entry.discarded) {
       if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
       this.refresh.buffer(entry);
-    } else if (entry.kind === 'bindGroup') {
+    } else if (entry.kind === 'bindGroup' && entry.currentAt !== bufferGeneration) {
       this.refresh?.bindGroup(id, entry);
     }
     return entry as EntryOf<K>;

@@ -29,14 +29,14 @@ export interface ReplayContext {
   /** Answers a request id: a result, bytes, or an error for the job. */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
-  /** The bytes of a bulk-channel file of this job (then removed); throws ReplayError if unusable. */
-  readBulk(file: string, length: number): Uint8Array;
+  /** Bytes in the bulk channel: a file of this job (then removed) or its scratch file; throws ReplayError if unusable. */
+  readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array;
   /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
   submitPrefix(): GPUCommandBuffer[];
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
-  if (!Array.isArray(ref)) return ctx.readBulk(ref.file, ref.length);
+  if (!Array.isArray(ref)) return ctx.readBulk(ref);
   const [offset, length] = ref;
   if (offset + length > ctx.payload.byteLength) {
     throw new ReplayError(`data [${offset}, ${offset + length}) is outside the frame's ${ctx.payload.byteLength}-byte payload`);
@@ -92,7 +92,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   release(ctx, cmd) {
-    // The job dropped its last reference: what a browser's garbage collector frees.
+    // The job dropped its last reference: what a browser's garbage collector frees. An encoder takes its passes along.
+    const entry = ctx.table.peek(cmd.id);
+    if (entry?.kind === 'commandEncoder') for (const pass of entry.passes) ctx.table.delete(pass);
     destroyEntry(ctx, cmd.id);
     ctx.table.delete(cmd.id);
   },
@@ -309,15 +311,24 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   setBindGroup(ctx, cmd) {
     const pass = ctx.table.get(cmd.pass, 'computePass');
     const group = cmd.bindGroup === null ? null : ctx.table.get(cmd.bindGroup, 'bindGroup');
-    const offsets = cmd.dynamicOffsets ?? [];
-    // A dynamic offset moves a binding's range: it must stay inside the job's buffer, not the (larger) pooled one.
-    // Dawn checks the count and the alignment; a miscount is its error, so only pairs that exist are checked here.
-    for (const [i, binding] of (group?.dynamic ?? []).entries()) {
-      if (i >= offsets.length) break;
-      checkRange(binding.buffer, binding.offsetBytes + offsets[i], binding.sizeBytes, `setBindGroup(${cmd.index}) dynamic offset ${offsets[i]} for binding ${binding.binding}`);
+    const offsets = cmd.dynamicOffsets;
+    if (offsets && group) {
+      // A dynamic offset moves a binding's range: it must stay inside the job's buffer, not the (larger) pooled one.
+      // Dawn checks the count and the alignment; a miscount is its error, so only pairs that exist are checked here.
+      const checked = Math.min(offsets.length, group.dynamic.length);
+      for (let i = 0; i < checked; i++) {
+        const binding = group.dynamic[i];
+        checkRange(binding.buffer, binding.offsetBytes + offsets[i], binding.sizeBytes, `setBindGroup(${cmd.index}) dynamic offset ${offsets[i]} for binding ${binding.binding}`);
+      }
     }
-    group?.buffers.forEach((b) => pass.encoder.used.add(b));
-    pass.obj.setBindGroup(cmd.index, group?.obj ?? null, offsets);
+    // A group set again in the same encoder names the same buffers: added once.
+    if (group && group.usedBy !== pass.encoder) {
+      group.usedBy = pass.encoder;
+      for (const buffer of group.buffers) pass.encoder.used.add(buffer);
+    }
+    // dawn.node converts an offsets argument even when empty (~0.25 µs): none is passed when the job gave none.
+    if (offsets) pass.obj.setBindGroup(cmd.index, group?.obj ?? null, offsets);
+    else pass.obj.setBindGroup(cmd.index, group?.obj ?? null);
   },
 
   dispatch(ctx, cmd) {

@@ -17,7 +17,7 @@ import type { Command } from '../protocol/commands.js';
 import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryManager.js';
 import { sizeClassBytes } from '../memory/bufferPool.js';
 import { formatBytes } from '../platform/size.js';
-import type { BindGroupEntry, BufferEntry, ObjectTable } from './objects.js';
+import { currentBufferGeneration, moveBuffer, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
 import { discardedBytes, isStale } from './discard.js';
 
 /** What residency needs of a session. */
@@ -64,7 +64,11 @@ export class BindGroupSources {
    * stays what it was: its submit fails, as it would have.
    */
   refresh(id: number, group: BindGroupEntry, device: GPUDevice, revive: (buffer: BufferEntry) => void): void {
-    if (!isStale(group)) return;
+    const generation = currentBufferGeneration();
+    if (!isStale(group)) {
+      group.currentAt = generation;
+      return;
+    }
     const source = this.sources.get(id);
     if (!source || group.buffers.some((b) => b.destroyed)) return;
     for (const buffer of group.buffers) if (buffer.discarded) revive(buffer);
@@ -77,6 +81,8 @@ export class BindGroupSources {
     });
     group.obj = device.createBindGroup({ layout: source.layout, entries, label: source.label });
     group.builtOn = group.buffers.map((b) => b.obj);
+    // Reviving its buffers may have moved others: current only as of now.
+    group.currentAt = currentBufferGeneration();
   }
 }
 
@@ -202,7 +208,7 @@ export class Residency {
     for (const { entry, lease } of paged) {
       const result = this.memory.pageIn(lease);
       if (result.ok) {
-        entry.obj = lease.buffer; // its bind groups are made again when next used
+        moveBuffer(entry, lease.buffer); // its bind groups are made again when next used
       } else {
         missing ??= `paging its buffers back in: ${result.message}`;
       }

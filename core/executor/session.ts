@@ -5,8 +5,8 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  */
-import { commandSchema, isRequestId, isWellFormedCommand, type Command, type GpuErrorJson } from '../protocol/commands.js';
-import { describeZodError } from '../protocol/messages.js';
+import type { Command, DataRef, GpuErrorJson } from '../protocol/commands.js';
+import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { ErrorScopes } from './errorScopes.js';
 import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
@@ -16,7 +16,8 @@ import { IterationTimer } from './iterationTimer.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { ReplayError } from './objects.js';
-import { removeBulkFiles, takeBulkFile } from '../platform/bulkDir.js';
+import { openBulkFile, readBulkBytes, removeBulkFiles, scratchFileName, takeBulkFile } from '../platform/bulkDir.js';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** What the session needs from the service around it. */
@@ -39,12 +40,6 @@ export interface SessionHost {
   log(message: string): void;
   /** Null while the job keeps up with its replies; else resolves once it has read enough of them. */
   whenWritable?(): Promise<void> | null;
-}
-
-/** A batch as validated on arrival: its well-formed commands, and what was wrong with the others. */
-interface ParsedBatch {
-  cmds: Command[];
-  malformed: { message: string; op?: string; id?: number; rid?: number }[];
 }
 
 /** One of the job's devices: its own error scopes and its own features and limits. */
@@ -94,6 +89,8 @@ export class Session implements ResidentSession {
   private submittedInIteration = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
+  /** The job's scratch file in the bulk folder, opened at its first use. */
+  private scratchFd: number | null = null;
   private readonly workingSetTracker = new WorkingSetTracker();
   /** How the job's bind groups were made, so they can be made again on buffers that paged or were discarded. */
   readonly bindGroupSources = new BindGroupSources();
@@ -164,11 +161,12 @@ export class Session implements ResidentSession {
     return this.inIteration;
   }
 
-  /** Queues a batch for replay; batches of one session replay strictly in order. */
-  enqueue(rawCommands: unknown[], payload: Uint8Array): Promise<void> {
+  /**
+   * Queues a batch for replay (decoded and checked on arrival, while earlier batches may
+   * still wait for the GPU); batches of one session replay strictly in order. `payload` is its data section.
+   */
+  enqueue(batch: DecodedBatch, payload: Uint8Array): Promise<void> {
     this.queuedBatches++;
-    // Validated on arrival, while earlier batches may still wait for the GPU; replayed in turn.
-    const batch = this.parse(rawCommands);
     const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
       this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.current.id);
@@ -206,6 +204,8 @@ export class Session implements ResidentSession {
     }
     this.table.clear();
     this.timer?.destroy();
+    if (this.scratchFd !== null) closeSync(this.scratchFd);
+    this.scratchFd = null;
     if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
     if (this.memoryIterationOpen) {
       this.inIteration = false;
@@ -214,7 +214,7 @@ export class Session implements ResidentSession {
     this.memory.release(this.jobId);
   }
 
-  private async replayBatch({ cmds, malformed }: ParsedBatch, payload: Uint8Array): Promise<void> {
+  private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
     if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
@@ -240,7 +240,8 @@ export class Session implements ResidentSession {
     const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
     /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
     let unmarked = false;
-    for (const [index, cmd] of cmds.entries()) {
+    for (let index = 0; index < cmds.length; index++) {
+      const cmd = cmds[index];
       if (this.closed) return;
       if (cmd.op === 'submit' && !this.inIteration && this.iterationSource === 'sdk') {
         // Marking one iteration must not let the rest of a job's GPU work run unscheduled.
@@ -355,9 +356,18 @@ export class Session implements ResidentSession {
     this.table.device = this.current.config;
   }
 
-  /** Reads and removes one of this job's bulk files; only the job's own names are accepted. */
-  private readBulk(file: string, length: number): Uint8Array {
+  /** Reads one of this job's bulk files (then removed; only the job's own names are accepted), or bytes of its scratch file. */
+  private readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array {
     if (!this.bulkDir) throw new ReplayError('this service has no bulk channel; send the bytes in the frame');
+    if ('scratch' in ref) {
+      try {
+        this.scratchFd ??= openBulkFile(join(this.bulkDir, scratchFileName(this.jobId)));
+        return readBulkBytes(this.scratchFd, ref.length, ref.scratch);
+      } catch (error) {
+        throw new ReplayError(`the job's scratch file cannot be read at [${ref.scratch}, ${ref.scratch + ref.length}): ${(error as Error).message}`);
+      }
+    }
+    const { file, length } = ref;
     if (!file.startsWith(`${this.jobId}-`)) throw new ReplayError(`bulk file '${file}' does not belong to ${this.jobId}`);
     try {
       return takeBulkFile(join(this.bulkDir, file), length);
@@ -393,38 +403,12 @@ export class Session implements ResidentSession {
     }
   }
 
-  /** Validates each command; a malformed one becomes a validation error for the job, the rest still run. */
-  private parse(rawCommands: unknown[]): ParsedBatch {
-    const batch: ParsedBatch = { cmds: [], malformed: [] };
-    for (const [index, raw] of rawCommands.entries()) {
-      if (isWellFormedCommand(raw)) {
-        batch.cmds.push(raw as Command);
-        continue;
-      }
-      const parsed = commandSchema.safeParse(raw);
-      if (parsed.success) {
-        batch.cmds.push(parsed.data);
-        continue;
-      }
-      const op = (raw as { op?: unknown })?.op;
-      const id = (raw as { id?: unknown })?.id;
-      const rid = (raw as { rid?: unknown })?.rid;
-      batch.malformed.push({
-        message: `malformed command #${index} (${typeof op === 'string' ? op : 'no op'}): ${describeZodError(parsed.error)}`,
-        op: typeof op === 'string' ? op : undefined,
-        id: typeof id === 'number' ? id : undefined,
-        rid: isRequestId(rid) ? rid : undefined,
-      });
-    }
-    return batch;
-  }
-
   /**
    * Reports a batch's malformed commands, in its turn: each is a validation error for the job, and
    * the object a malformed creating command would have made is invalid (so its uses say why). The id
    * of any other command names an existing object (a writeBuffer's buffer) and is left alone.
    */
-  private reportMalformed(malformed: ParsedBatch['malformed']): void {
+  private reportMalformed(malformed: DecodedBatch['malformed']): void {
     for (const { message, op, id, rid } of malformed) {
       this.malformedCount++;
       if (this.malformedCount <= MALFORMED_LOG_LIMIT) this.host.log(message);
@@ -447,7 +431,7 @@ export class Session implements ResidentSession {
       payload,
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
-      readBulk: (file, length) => this.readBulk(file, length),
+      readBulk: (ref) => this.readBulk(ref),
       submitPrefix: () => (this.inIteration && this.timer ? this.timer.takeBeginCommands() : []),
     };
   }

@@ -68,6 +68,20 @@ interface PassState {
   encoder: number;
   pipeline: number | null;
   groups: Map<number, { bindGroup: number; dynamic: boolean }>;
+  /**
+   * The tracker's generation when a dispatch last recorded this state (-1: not since it changed). A dispatch
+   * of the same pipeline and bind groups records the same accesses again, which changes nothing: skipped.
+   */
+  recordedAt: number;
+}
+
+/** The accesses one bind group's buffers make at one index under one pipeline, made once per combination. */
+interface GroupAccesses {
+  pipeline: number | null;
+  index: number;
+  dynamic: boolean;
+  generation: number;
+  accesses: Access[];
 }
 
 const realBytes = (buffer: BufferEntry): number => buffer.lease?.realSizeBytes ?? 0;
@@ -96,6 +110,9 @@ export class WorkingSetTracker {
   private readonly pipelines = new Map<number, number>();
   private readonly bindGroups = new Map<number, BoundBuffer[]>();
   private readonly passes = new Map<number, PassState>();
+  private readonly groupAccesses = new Map<number, GroupAccesses>();
+  /** Bumped whenever a pipeline or bind group is made or released: what was recorded or cached for an id may be stale. */
+  private generation = 0;
   /** Recorded accesses of encoders, then of their command buffers, applied at submit. */
   private readonly pending = new Map<number, Access[]>();
   private uses = new Map<BufferEntry, BufferUse>();
@@ -139,6 +156,7 @@ export class WorkingSetTracker {
         return;
       case 'createComputePipeline':
         this.pipelines.set(cmd.id, cmd.module);
+        this.generation++;
         return;
       case 'createBindGroup': {
         if (!ok) return;
@@ -148,20 +166,33 @@ export class WorkingSetTracker {
           if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
         }
         this.bindGroups.set(cmd.id, bound);
+        this.generation++;
         return;
       }
       case 'beginComputePass':
-        this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map() });
+        this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
         return;
       case 'setPipeline': {
         const pass = this.passes.get(cmd.pass);
-        if (pass) pass.pipeline = cmd.pipeline;
+        if (pass && pass.pipeline !== cmd.pipeline) {
+          pass.pipeline = cmd.pipeline;
+          pass.recordedAt = -1;
+        }
         return;
       }
       case 'setBindGroup': {
         const pass = this.passes.get(cmd.pass);
-        if (pass && cmd.bindGroup === null) pass.groups.delete(cmd.index);
-        else if (pass && cmd.bindGroup !== null) pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic: (cmd.dynamicOffsets?.length ?? 0) > 0 });
+        if (!pass) return;
+        const before = pass.groups.get(cmd.index);
+        if (cmd.bindGroup === null) {
+          if (before) pass.recordedAt = -1;
+          pass.groups.delete(cmd.index);
+          return;
+        }
+        const dynamic = (cmd.dynamicOffsets?.length ?? 0) > 0;
+        if (before?.bindGroup === cmd.bindGroup && before.dynamic === dynamic) return;
+        pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic });
+        pass.recordedAt = -1;
         return;
       }
       case 'dispatch':
@@ -251,6 +282,8 @@ export class WorkingSetTracker {
   }
 
   private forget(id: number): void {
+    this.generation++;
+    this.groupAccesses.delete(id);
     this.modules.delete(id);
     this.analyses.delete(id);
     this.pipelines.delete(id);
@@ -275,16 +308,30 @@ export class WorkingSetTracker {
       const indirect = buffer(cmd.buffer);
       if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
     }
-    const access = this.access(pass.pipeline === null ? undefined : this.pipelines.get(pass.pipeline));
+    if (pass.recordedAt === this.generation) return;
+    pass.recordedAt = this.generation;
     for (const [index, { bindGroup, dynamic }] of pass.groups) {
-      for (const bound of this.bindGroups.get(bindGroup) ?? []) {
-        const { buffer: target, offset } = bound;
-        // Dynamic offsets move the range: then the whole buffer may be read.
-        const [start, end] = dynamic ? [0, target.sizeBytes] : [offset, bound.size === undefined ? target.sizeBytes : offset + bound.size];
-        const kind = access?.get(`${index}:${bound.binding}`) === 'write' ? 'touch' : 'read';
-        this.record(pass.encoder, { buffer: target, kind, start, end });
-      }
+      for (const access of this.accessesOf(bindGroup, pass.pipeline, index, dynamic)) this.record(pass.encoder, access);
     }
+  }
+
+  /** What bind group `bindGroup`'s buffers do at `index` under `pipeline` (cached until a pipeline or group changes). */
+  private accessesOf(bindGroup: number, pipeline: number | null, index: number, dynamic: boolean): Access[] {
+    const cached = this.groupAccesses.get(bindGroup);
+    if (cached && cached.pipeline === pipeline && cached.index === index && cached.dynamic === dynamic && cached.generation === this.generation) {
+      return cached.accesses;
+    }
+    const access = this.access(pipeline === null ? undefined : this.pipelines.get(pipeline));
+    const accesses: Access[] = [];
+    for (const bound of this.bindGroups.get(bindGroup) ?? []) {
+      const { buffer: target, offset } = bound;
+      // Dynamic offsets move the range: then the whole buffer may be read.
+      const [start, end] = dynamic ? [0, target.sizeBytes] : [offset, bound.size === undefined ? target.sizeBytes : offset + bound.size];
+      const kind = access?.get(`${index}:${bound.binding}`) === 'write' ? 'touch' : 'read';
+      accesses.push({ buffer: target, kind, start, end });
+    }
+    this.groupAccesses.set(bindGroup, { pipeline, index, dynamic, generation: this.generation, accesses });
+    return accesses;
   }
 
   private record(encoder: number, access: Access): void {

@@ -5,7 +5,7 @@
  * in 64 KiB reads. Like dawn_wire's shared-memory transfer buffers, it moves
  * bytes with a few large copies; everything else still travels on the socket.
  */
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATA_CHUNK_BYTES } from '../protocol/commands.js';
 import { isProcessAlive } from './processAlive.js';
@@ -58,27 +58,54 @@ export function removeBulkFiles(dir: string, prefix: string): void {
 /** Reused for every bulk read, so reading a file costs one copy and no fresh pages. */
 let staging = new Uint8Array(0);
 
+/** The name of a job's scratch file in the bulk folder (core/client/bulkScratch.ts). */
+export function scratchFileName(jobId: string): string {
+  return `${jobId}-s`;
+}
+
+/**
+ * Opens a job's file in the bulk folder for reading: a plain file only. Not
+ * through a link, and without blocking, so a job that puts a FIFO or a device
+ * there gets an error instead of stalling the service's one thread.
+ */
+export function openBulkFile(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new Error('it is not a plain file');
+  }
+  return fd;
+}
+
+/**
+ * Reads `lengthBytes` at `position` of `fd`. The bytes are a view into a staging
+ * buffer the next call reuses: copy them (writeBuffer, a mapped range) before
+ * reading again. Throws when the file ends first.
+ */
+export function readBulkBytes(fd: number, lengthBytes: number, position: number): Uint8Array {
+  // Clients send pieces of at most DATA_CHUNK_BYTES; anything bigger gets a buffer of its own.
+  if (staging.byteLength < lengthBytes && lengthBytes <= DATA_CHUNK_BYTES) staging = new Uint8Array(lengthBytes);
+  const into = staging.byteLength >= lengthBytes ? staging : new Uint8Array(lengthBytes);
+  for (let at = 0; at < lengthBytes;) {
+    const read = readSync(fd, into, at, lengthBytes - at, position + at);
+    if (read === 0) throw new Error(`it ended after ${at} of ${lengthBytes} bytes`);
+    at += read;
+  }
+  return into.subarray(0, lengthBytes);
+}
+
 /**
  * Reads the bulk file at `path`, which must hold exactly `lengthBytes`, and
- * removes it. The bytes are a view into a staging buffer the next call reuses:
- * copy them (writeBuffer, a mapped range) before reading another file.
+ * removes it (see readBulkBytes for the view it returns).
  * Throws with the reason when the file cannot be read or has another size.
  */
 export function takeBulkFile(path: string, lengthBytes: number): Uint8Array {
   let fd: number | null = null;
   try {
-    fd = openSync(path, 'r');
+    fd = openBulkFile(path);
     const sizeBytes = fstatSync(fd).size;
     if (sizeBytes !== lengthBytes) throw new Error(`it has ${sizeBytes} bytes, not ${lengthBytes}`);
-    // Clients send pieces of at most DATA_CHUNK_BYTES; anything bigger gets a buffer of its own.
-    if (staging.byteLength < lengthBytes && lengthBytes <= DATA_CHUNK_BYTES) staging = new Uint8Array(lengthBytes);
-    const into = staging.byteLength >= lengthBytes ? staging : new Uint8Array(lengthBytes);
-    for (let at = 0; at < lengthBytes;) {
-      const read = readSync(fd, into, at, lengthBytes - at, at);
-      if (read === 0) throw new Error(`it ended after ${at} of ${lengthBytes} bytes`);
-      at += read;
-    }
-    return into.subarray(0, lengthBytes);
+    return readBulkBytes(fd, lengthBytes, 0);
   } finally {
     if (fd !== null) closeSync(fd);
     rmSync(path, { force: true });

@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import type { GpuErrorJson } from './commands.js';
+import type { DecodedBatch } from './commandCodec.js';
 import type { ServiceEvent } from './api.js';
 import type { GpuInfo, JobState } from './state.js';
-import { compileFastCheck } from './fastCheck.js';
 
-/** Bumped on every incompatible change of frames, envelopes or commands. */
-export const PROTOCOL_VERSION = 2;
+/** Bumped on every incompatible change of frames, envelopes or commands (3: binary command streams). */
+export const PROTOCOL_VERSION = 3;
 
 /** Error codes of `error` frames and failed replies; named, grouped by range. */
 export const ErrorCode = {
@@ -52,9 +52,19 @@ export const helloSchema = z.object({
 });
 export type Hello = z.infer<typeof helloSchema>;
 
-/** Job → service messages after hello. */
+/**
+ * Job → service messages after hello, as they arrive. A batch's payload starts
+ * with its `commandBytes`-byte command stream (core/protocol/commandCodec.ts);
+ * the rest is its data section, which commands point into. `scratchBytes`: how
+ * many bytes of the job's scratch file its commands name; once the batch is
+ * replayed the service says so (`scratchRead`), and the job may write there again.
+ */
 export const jobMessageSchema = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('batch'), cmds: z.array(z.unknown()).max(1_000_000) }),
+  z.object({
+    t: z.literal('batch'),
+    commandBytes: z.number().int().nonnegative().max(0xffffffff),
+    scratchBytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).optional(),
+  }),
   z.object({
     t: z.literal('requestDevice'), rid: z.number().int().positive(),
     requiredFeatures: z.array(z.string().max(128)).max(256).optional(),
@@ -63,10 +73,9 @@ export const jobMessageSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('hints'), hints }),
   z.object({ t: z.literal('goodbye'), exitCode: z.number().int() }),
 ]);
-export type JobMessage = z.infer<typeof jobMessageSchema>;
-
-/** True only for a message `jobMessageSchema` accepts as it is (batches, goodbyes); false means "ask zod". */
-export const isWellFormedJobMessage = compileFastCheck(jobMessageSchema) ?? (() => false);
+export type JobWireMessage = z.infer<typeof jobMessageSchema>;
+/** A job's message as the service handles it: a batch's command stream decoded and checked. */
+export type JobMessage = Exclude<JobWireMessage, { t: 'batch' }> | { t: 'batch'; batch: DecodedBatch };
 
 /** Control → service: one method call. */
 export const callSchema = z.object({
@@ -93,6 +102,8 @@ export type ServerMessage =
   /** An error none of device `device`'s scopes captured (ids as in `configureDevice`). */
   | { t: 'uncaptured'; error: GpuErrorJson; device: number }
   | { t: 'lost'; reason: 'destroyed' | 'unknown'; message: string }
+  /** The batches sent so far that named `bytes` of the job's scratch file are replayed: that space is free again. */
+  | { t: 'scratchRead'; bytes: number }
   | { t: 'state'; state: JobState; message?: string }
   | { t: 'event'; event: ServiceEvent }
   | { t: 'error'; code: number; message: string };

@@ -8,10 +8,10 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
 import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
-import { isRequestId } from '../protocol/commands.js';
+import { decodeCommands, requestIds } from '../protocol/commandCodec.js';
 import {
-  callSchema, describeZodError, ErrorCode, helloSchema, isWellFormedJobMessage, jobMessageSchema, PROTOCOL_VERSION,
-  type JobMessage, type ServerMessage,
+  callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
+  type ServerMessage,
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
 import { writeFrame } from '../platform/frameWriter.js';
@@ -150,13 +150,28 @@ class Connection {
     if (!this.role) return this.onHello(header);
     if (this.role === 'control') return void this.onCall(header);
     if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
-    const parsed = isWellFormedJobMessage(header) ? { success: true as const, data: header as JobMessage } : jobMessageSchema.safeParse(header);
+    const parsed = jobMessageSchema.safeParse(header);
     if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
-    const message = parsed.data;
-    const replayed = this.service.handleJobMessage(this.job!, message, payload);
-    const commands = message.t === 'batch' ? message.cmds : [];
-    const requests = message.t === 'requestDevice' ? 1 : commands.reduce<number>((n, c) => n + (isRequestId((c as { rid?: unknown } | null)?.rid) ? 1 : 0), 0);
-    this.flow.track(commands.length, payload.byteLength, requests, replayed);
+    const wire = parsed.data;
+    if (wire.t !== 'batch') {
+      const replayed = this.service.handleJobMessage(this.job!, wire, payload);
+      return this.flow.track(0, payload.byteLength, wire.t === 'requestDevice' ? 1 : 0, replayed);
+    }
+    if (wire.commandBytes > payload.byteLength) {
+      return this.fail(ErrorCode.BadMessage, `bad message: a batch says its commands take ${wire.commandBytes} bytes of a ${payload.byteLength}-byte payload`);
+    }
+    const batch = decodeCommands(payload.subarray(0, wire.commandBytes));
+    const data = payload.subarray(wire.commandBytes);
+    const replayed = this.service.handleJobMessage(this.job!, { t: 'batch', batch }, data);
+    const commands = batch.cmds.length + batch.malformed.length;
+    this.flow.track(commands, data.byteLength, requestIds(batch).length, replayed);
+    const scratchBytes = wire.scratchBytes ?? 0;
+    if (scratchBytes > 0) {
+      // Replayed (or refused, or failed): either way the service is done with those bytes.
+      const done = () => this.send({ t: 'scratchRead', bytes: scratchBytes });
+      if (replayed) void replayed.finally(done);
+      else done();
+    }
   }
 
   /**

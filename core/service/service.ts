@@ -23,7 +23,7 @@ import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
-import { isRequestId } from '../protocol/commands.js';
+import { requestIds } from '../protocol/commandCodec.js';
 import { nodeName } from '../platform/nodeName.js';
 import { signalProcesses } from '../platform/processAlive.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
@@ -164,13 +164,10 @@ export class SalusService {
           const why = 'GPU commands before requestDevice resolved';
           job.peer?.send({ t: 'error', code: ErrorCode.NotAllowed, message: why });
           // Each request of the refused batch still gets its one reply, or its caller would wait forever.
-          for (const cmd of message.cmds) {
-            const rid = (cmd as { rid?: unknown } | null)?.rid;
-            if (isRequestId(rid)) job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: why } });
-          }
+          for (const rid of requestIds(message.batch)) job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: why } });
           return;
         }
-        return job.session.enqueue(message.cmds, payload);
+        return job.session.enqueue(message.batch, payload);
       case 'requestDevice':
         return this.requestDevice(job, message.rid);
       case 'hints':

@@ -1,6 +1,7 @@
 /** Talking to the service on a bare socket, the way a broken or hostile job would. */
 import { connect, type Socket } from 'node:net';
 import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { encodeCommands } from '../../core/protocol/commandCodec.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 /** A raw connection that collects every frame header the service sends. */
@@ -15,9 +16,24 @@ export async function rawSocket(path: string): Promise<{ socket: Socket; frames:
   return { socket, frames, closed };
 }
 
-/** Writes one frame. */
+/**
+ * One frame's chunks. A batch may be written as tests think of it, `{t: 'batch', cmds: [...]}`
+ * with commands as objects: it is encoded as the wire's binary batch (its command stream
+ * first in the payload, then `payload`, which commands' `data` point into).
+ */
+export function frameChunks(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
+  const batch = header as { t?: unknown; cmds?: unknown } | null;
+  if (batch?.t === 'batch' && Array.isArray(batch.cmds)) {
+    const { cmds, ...rest } = batch;
+    const commands = encodeCommands(cmds as Record<string, unknown>[]);
+    return encodeFrame({ ...rest, commandBytes: commands.byteLength }, [commands, ...payload]);
+  }
+  return encodeFrame(header, payload);
+}
+
+/** Writes one frame (a batch of command objects is encoded as frameChunks says). */
 export function sendFrame(socket: Socket, header: unknown, payload: Uint8Array[] = []): void {
-  for (const chunk of encodeFrame(header, payload)) socket.write(chunk);
+  for (const chunk of frameChunks(header, payload)) socket.write(chunk);
 }
 
 /** Polls `check` (sync or async) until it gives something truthy; fails with `what` after `timeoutMs`. */

@@ -5,13 +5,17 @@
  * to another object's or another job's, sizes, offsets, usages and dynamic
  * offsets perturbed, a destroy or release inserted before a use, goodbyes and
  * requests where none belong, JSON numbers no encoder writes (1e400 parses as
- * Infinity), bit flips in prefixes, headers and payloads, and a frame cut short.
+ * Infinity), bit flips in prefixes, headers, command streams and payloads, and a
+ * frame cut short. Batches are edited as command objects (decoded from the
+ * recording's binary command streams) and encoded again by the wire's own
+ * encoder, which writes a wrong value as the bits a hostile peer would send.
  *
  * Pure and seeded: the same session, seed and context give the same mutant.
  */
 import { FrameDecoder, MAX_FRAME_BYTES } from '../../core/protocol/frames.js';
 import { helloSchema, jobMessageSchema, PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 import { isRequestId } from '../../core/protocol/commands.js';
+import { decodeCommands, encodeCommands, requestIds } from '../../core/protocol/commandCodec.js';
 import type { RecordedFrame } from './recordingProxy.js';
 
 type Json = Record<string, unknown>;
@@ -215,9 +219,29 @@ function frameBytes(text: string, payload: Uint8Array): Uint8Array {
   return bytes;
 }
 
+/** A recorded frame to edit: a binary batch becomes `{t: 'batch', cmds}` (its commands as objects) with its data section. */
+function editable(frame: RecordedFrame): Frame {
+  const header = frame.header as Json | null;
+  if (header?.t !== 'batch' || typeof header.commandBytes !== 'number' || header.commandBytes > frame.payload.byteLength) {
+    return { header: structuredClone(frame.header), payload: frame.payload };
+  }
+  const { cmds } = decodeCommands(frame.payload.subarray(0, header.commandBytes));
+  return { header: { t: 'batch', cmds }, payload: frame.payload.subarray(header.commandBytes) };
+}
+
+/** An edited frame as the wire has it: a batch of command objects gets its binary command stream again. */
+function wireFrame(frame: Frame): Frame {
+  if (!isBatch(frame)) return frame;
+  const commands = encodeCommands(cmdsOf(frame));
+  const payload = new Uint8Array(commands.byteLength + frame.payload.byteLength);
+  payload.set(commands);
+  payload.set(frame.payload, commands.byteLength);
+  return { header: { t: 'batch', commandBytes: commands.byteLength }, payload };
+}
+
 /** Applies 1–3 seeded mutations to `session` (not changed) and encodes the result. */
 export function mutateSession(session: readonly RecordedFrame[], rand: Rand, context: MutationContext): Mutant {
-  const frames: Frame[] = session.map((f) => ({ header: structuredClone(f.header), payload: f.payload }));
+  const frames: Frame[] = session.map(editable);
   const mutations: string[] = [];
   const wireOps: ('edgeToken' | 'bitFlip' | 'truncate')[] = [];
   const count = 1 + Math.floor(rand() * 3);
@@ -234,7 +258,8 @@ export function mutateSession(session: readonly RecordedFrame[], rand: Rand, con
     const done = FRAME_OPS[name](rand, frames, context);
     if (done) mutations.push(done);
   }
-  const texts = frames.map((f) => JSON.stringify(f.header));
+  const encoded = frames.map(wireFrame);
+  const texts = encoded.map((f) => JSON.stringify(f.header));
   const wire: Uint8Array[] = [];
   for (let n = wireOps.filter((o) => o === 'edgeToken').length; n > 0; n--) {
     const i = 1 + Math.floor(rand() * (texts.length - 1));
@@ -242,7 +267,7 @@ export function mutateSession(session: readonly RecordedFrame[], rand: Rand, con
     if (before) texts[i] = TEXT_OPS.edgeToken(rand, before);
     mutations.push(`number token in frame ${i}`);
   }
-  wire.push(...frames.map((f, i) => frameBytes(texts[i], f.payload)));
+  wire.push(...encoded.map((f, i) => frameBytes(texts[i], f.payload)));
   for (const op of wireOps.filter((o) => o !== 'edgeToken')) {
     const i = 1 + Math.floor(rand() * (wire.length - 1));
     if (!wire[i]) continue;
@@ -287,7 +312,7 @@ export function requestsOf(wire: readonly Uint8Array[]): MutantRequests {
     } catch {
       return { rids, dropped: true };
     }
-    for (const { header } of frames) {
+    for (const { header, payload } of frames) {
       if (!hello) {
         const parsed = helloSchema.safeParse(header);
         if (!parsed.success || parsed.data.protocol !== PROTOCOL_VERSION) return { rids, dropped: true };
@@ -297,7 +322,10 @@ export function requestsOf(wire: readonly Uint8Array[]): MutantRequests {
       const message = hello.role === 'job' ? jobMessageSchema.safeParse(header) : null;
       if (!message?.success) continue;
       if (message.data.t === 'requestDevice') ask(message.data.rid);
-      if (message.data.t === 'batch') for (const cmd of message.data.cmds) ask((cmd as Json | null)?.rid);
+      // As the service does: a batch whose command stream is longer than its payload is refused whole.
+      if (message.data.t === 'batch' && message.data.commandBytes <= payload.byteLength) {
+        for (const rid of requestIds(decodeCommands(payload.subarray(0, message.data.commandBytes)))) ask(rid);
+      }
     }
   }
   return { rids, dropped: false };

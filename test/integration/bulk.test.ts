@@ -8,7 +8,9 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
-import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
+import { FrameDecoder } from '../../core/protocol/frames.js';
+import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { execFileSync } from 'node:child_process';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
@@ -31,6 +33,44 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('writes repeated uploads into one scratch file that it reuses, exactly', async () => {
+    service = await startService(['--memory', '1GiB']);
+    const dir = join('/dev/shm', `salus-${process.getuid!()}`, String(service.process.pid));
+    const seen = new Set<string>();
+    const watch = setInterval(() => { for (const name of readdirSync(dir)) seen.add(name); }, 2);
+    try {
+      const result = await service.cli(['run', join(ROOT, 'test/fixtures/jobs/repeatedUpload.js'), '--', '--mib', '6', '--times', '4']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(lastJson(result.stdout)).toEqual({ bytes: 6 * 1024 * 1024, times: 4, bad: 0 });
+    } finally {
+      clearInterval(watch);
+    }
+    // Eight 6 MiB uploads, and never a file of their own: the job's scratch file took each.
+    expect([...seen]).toEqual([expect.stringMatching(/^job-\d+-s$/)]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('answers a scratch file that is a FIFO with an error, without waiting on it', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const { socket, frames } = await rawSocket(service.socketPath);
+    sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'fifo' });
+    const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
+    execFileSync('mkfifo', [join(welcome.bulkDir, `${welcome.jobId}-s`)]);
+    sendFrame(socket, { t: 'requestDevice', rid: 1 });
+    await until(() => frames.find((f) => f.rid === 1));
+    sendFrame(socket, { t: 'batch', scratchBytes: 16, cmds: [
+      { op: 'createBuffer', id: 1, size: 16, usage: 8 | 4 },
+      { op: 'writeBuffer', id: 1, offset: 0, data: { scratch: 0, length: 16 } },
+      { op: 'workDone', rid: 2 },
+    ] });
+    await until(() => frames.find((f) => f.rid === 2), 'the workDone after the read');
+    const uncaptured = await until(() => frames.find((f) => f.t === 'uncaptured'), 'the read error');
+    expect(uncaptured.error.message).toMatch(/scratch file cannot be read .*not a plain file/);
+    // What the batch named of the scratch is given back however its read went.
+    expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 16 });
+    socket.destroy();
+  });
+
   it("refuses a file that is not the job's own", async () => {
     service = await startService(['--memory', '64MiB']);
     const socket = connect(service.socketPath);
@@ -38,7 +78,7 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     const decoder = new FrameDecoder();
     const frames: any[] = [];
     socket.on('data', (chunk) => frames.push(...decoder.push(chunk).map((f) => f.header)));
-    const send = (header: unknown) => { for (const c of encodeFrame(header)) socket.write(c); };
+    const send = (header: unknown) => sendFrame(socket, header);
     const until = async (pick: () => any) => {
       for (let i = 0; i < 500; i++) { const v = pick(); if (v) return v; await new Promise((r) => setTimeout(r, 10)); }
       throw new Error(`no answer; got ${JSON.stringify(frames)}`);

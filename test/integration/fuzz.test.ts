@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
 import { prng } from '../helpers/prng.js';
 import { rawSocket, sendFrame as send, until } from '../helpers/rawSocket.js';
+import { COMMANDS } from '../../core/protocol/commandTable.js';
 import { ErrorCode, PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
@@ -127,20 +128,18 @@ describe('requests on objects that do not exist', () => {
     rogue.socket.destroy();
   });
 
-  it('answers only request ids a caller can hold: not Infinity (1e400 in JSON), not 0.5', async () => {
+  it('answers only request ids a caller can hold: never 0, never one the record cuts off', async () => {
     service = await startService(['--memory', '64MiB']);
     const { socket, frames } = await rawSocket(service.socketPath);
     send(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'odd rids' });
     send(socket, { t: 'requestDevice', rid: 1 });
     await until(() => frames.some((f) => f.rid === 1), 'the device');
-    const json = new TextEncoder().encode('{"t":"batch","cmds":[{"op":"workDone","rid":1e400},{"op":"workDone","rid":0.5},{"op":"workDone","rid":2}]}');
-    const frame = new Uint8Array(8 + json.byteLength);
-    new DataView(frame.buffer).setUint32(0, 4 + json.byteLength, true);
-    new DataView(frame.buffer).setUint32(4, json.byteLength, true);
-    frame.set(json, 8);
-    socket.write(frame);
+    // workDone with rid 0; a workDone record of its header alone (the rid cut off); workDone 2.
+    const WORK_DONE = COMMANDS.workDone.code;
+    const commands = new Uint32Array([WORK_DONE | (2 << 8), 0, WORK_DONE | (1 << 8), WORK_DONE | (2 << 8), 2]);
+    send(socket, { t: 'batch', commandBytes: commands.byteLength }, [new Uint8Array(commands.buffer)]);
     await until(() => frames.some((f) => f.rid === 2), 'the valid workDone');
-    // Both malformed commands are the job's validation errors, and neither is answered (as rid null or 0.5).
+    // Both malformed commands are the job's validation errors, and neither is answered.
     await until(() => frames.filter((f) => f.t === 'uncaptured').length >= 2, 'two validation errors');
     expect(frames.filter((f) => f.t === 'reply').map((f) => f.rid)).toEqual([1, 2]);
     socket.destroy();

@@ -10,6 +10,10 @@ export function unsupported(what: string): never {
  * When the job's garbage collector frees a remote object, the service frees the
  * real one (as dawn_wire's client does): a long job that drops bind groups,
  * encoders or buffers without `destroy()` leaks nothing on the shared device.
+ * Passes are never registered, and encoders and command buffers leave the
+ * registry at finish and submit: the service frees them there itself (a pass
+ * with its encoder), so the registry costs nothing per pass and sends no
+ * release for an id that is already gone.
  */
 const released = new FinalizationRegistry<{ channel: DeviceChannel; id: number }>(({ channel, id }) => {
   channel.release(id);
@@ -19,10 +23,16 @@ const released = new FinalizationRegistry<{ channel: DeviceChannel; id: number }
 export class RemoteObject {
   #label: string;
 
-  constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined) {
+  /** `tracked`: whether the garbage collector's freeing it is sent (false for objects the service frees on its own). */
+  constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined, tracked = true) {
     this.#label = label ?? '';
     // Id 0 is the queue, which lives as long as the device.
-    if (id !== 0) released.register(this, { channel, id });
+    if (id !== 0 && tracked) released.register(this, { channel, id }, this);
+  }
+
+  /** The service frees this object on its own from now on (finished, submitted): its garbage collection is not sent. */
+  protected untrack(): void {
+    released.unregister(this);
   }
 
   get label(): string {

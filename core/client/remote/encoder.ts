@@ -12,7 +12,8 @@ export class RemoteComputePassEncoder extends RemoteObject {
   readonly #retained: Retained;
 
   constructor(channel: RemoteObject['channel'], id: number, label: string | undefined, retained: Retained) {
-    super(channel, id, label);
+    // Freed with its encoder, on the service: never sent on its own.
+    super(channel, id, label, false);
     this.#retained = retained;
   }
 
@@ -125,6 +126,8 @@ export class RemoteCommandEncoder extends RemoteObject {
     this.channel.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
     const retained = this.#retained;
     this.#retained = new Set();
+    // The service freed the encoder and its passes at finish.
+    this.untrack();
     return new RemoteCommandBuffer(this.channel, id, descriptor.label, retained);
   }
 }

@@ -48,9 +48,10 @@ export class RemoteCommandBuffer extends RemoteObject {
     this.#retained = retained;
   }
 
-  /** Submitted: what it used may go now (destroying it after a submit is allowed). */
+  /** Submitted: what it used may go now (destroying it after a submit is allowed), and the service has freed it. */
   submitted(): void {
     this.#retained = null;
+    this.untrack();
   }
 }
 

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceConnection } from '../../../core/client/connection.js';
 import { DeviceChannel } from '../../../core/client/remote/channel.js';
 import { encodeFrame, FrameDecoder } from '../../../core/protocol/frames.js';
+import { decodeCommands } from '../../../core/protocol/commandCodec.js';
 import { PROTOCOL_VERSION } from '../../../core/protocol/messages.js';
 
 interface FakeService {
@@ -32,13 +33,13 @@ async function startFake(): Promise<FakeService> {
     peers.push(socket);
     const decoder = new FrameDecoder();
     socket.on('data', (chunk) => {
-      for (const { header } of decoder.push(chunk)) {
-        const message = header as { t: string; cmds?: unknown[] };
+      for (const { header, payload } of decoder.push(chunk)) {
+        const message = header as { t: string; commandBytes?: number };
         if (message.t === 'hello') {
           const adapter = { info: { vendor: 'v', architecture: 'a', device: 'd', description: 'fake', backend: 'none', isSoftware: true, features: [] }, limits: {}, features: [] };
           for (const part of encodeFrame({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: 'job-1', adapter, version: 'test' })) socket.write(part);
         } else if (message.t === 'batch') {
-          batches.push(message.cmds!);
+          batches.push(decodeCommands(payload.subarray(0, message.commandBytes)).cmds);
         }
       }
     });

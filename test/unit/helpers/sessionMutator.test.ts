@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../../core/protocol/frames.js';
+import { frameChunks } from '../../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../../core/protocol/messages.js';
 import { prng } from '../../helpers/prng.js';
 import { mutantFile, mutateSession, parseMutantFile, requestsOf } from '../../helpers/sessionMutator.js';
@@ -66,7 +67,7 @@ describe('mutateSession', () => {
 });
 
 describe('requestsOf', () => {
-  const wire = (frames: RecordedFrame[]) => frames.map((f) => concat(encodeFrame(f.header, [f.payload])));
+  const wire = (frames: RecordedFrame[]) => frames.map((f) => concat(frameChunks(f.header, [f.payload])));
 
   it('counts the requests of accepted messages, a rid asked twice twice', () => {
     const session = [...SESSION, SESSION[3]];

@@ -7,7 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { openGpu, type OpenedGpu } from '../../../core/executor/gpu.js';
-import { encodeFrame, FrameDecoder } from '../../../core/protocol/frames.js';
+import { FrameDecoder } from '../../../core/protocol/frames.js';
+import { frameChunks } from '../../helpers/rawSocket.js';
 import { PROTOCOL_VERSION, type ServerMessage } from '../../../core/protocol/messages.js';
 import type { ClusterJobs } from '../../../core/protocol/cluster.js';
 import { createTransportPair } from '../../../core/server/memoryTransport.js';
@@ -33,8 +34,9 @@ export class Peer {
     this.closed = new Promise((resolve) => socket.on('close', () => { resolve(); for (const wake of [...this.waiters]) wake(); }));
   }
 
+  /** Sends one frame; a batch's commands as objects are encoded as the wire's binary batch. */
   send(header: object): void {
-    for (const chunk of encodeFrame(header)) this.socket.write(chunk);
+    for (const chunk of frameChunks(header)) this.socket.write(chunk);
   }
 
   /** The first message received that `match` accepts (waiting up to `timeoutMs`). */

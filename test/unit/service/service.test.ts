@@ -98,7 +98,7 @@ describe('a job over the in-memory transport', () => {
   it('refuses GPU commands before its device, answering each request in the batch', async () => {
     harness.start();
     const { peer } = await harness.job();
-    peer.send({ t: 'batch', cmds: [{ op: 'createBuffer', id: 1, rid: 7 }] });
+    peer.send({ t: 'batch', cmds: [{ op: 'workDone', rid: 7 }] });
     const reply = await peer.next((m) => m.t === 'reply' && m.rid === 7);
     expect(reply).toMatchObject({ error: { code: ErrorCode.NotAllowed, message: 'GPU commands before requestDevice resolved' } });
   });

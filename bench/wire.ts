@@ -1,0 +1,342 @@
+/**
+ * `--only wire` (issue 19): what the wire between a job and the service costs,
+ * against a local device (and, for the round trip, a raw socket), each side
+ * measured alternately in one run on one warmed `salus serve`. Rows W1–W5 of
+ * bench/results/summary.json:
+ *
+ * - W1 CPU per cheap command: bench/jobs/call-path.js's cheap batches (passes of
+ *   setPipeline, setBindGroup, dispatchWorkgroups(0)); through the service the
+ *   job's process CPU plus the service's (/proc/PID/stat, read by the job around
+ *   its timed batches), locally the job's. Target: service ≤ 1.5× local.
+ * - W2 wall per small dispatch: call-path.js's submits of `dispatches`
+ *   dispatchWorkgroups(1) of a one-line kernel, at the lower quartile of the
+ *   per-submit times: a software GPU's threads wait for the shared cores, and
+ *   a neighbour's load makes submits several times slower at random, on
+ *   either side (the median swings with it). Target ≤ 1.1×.
+ * - W3 an idle awaited call (`onSubmittedWorkDone`, nothing submitted) against
+ *   a raw Node↔Node Unix-socket ping-pong (bench/jobs/socket-ping.js), medians.
+ *   Target: the service adds ≤ 15 µs.
+ * - W4 a `uploadMib` MiB writeBuffer (upload.js) in fresh jobs, every repetition
+ *   counted, the first of each job also alone (W4.first). Target ≥ 0.4× local.
+ * - W5.N commands per second the service replays with N jobs sending cheap
+ *   batches at once (started together by bench/traceRun.ts's start file, each in
+ *   a lane of its own under PACK; counted over the window in which all N were
+ *   timing), beside one local job's rate.
+ *
+ * W1–W3 come from the same call-path processes: per round one through the
+ * service, one local, one raw ping-pong, in ABBA order. The service is warmed
+ * first by one untimed job (a fresh service's replay path runs its first ~100k
+ * commands several times slower while V8 settles). Everything goes through
+ * `salus serve`, `salus run` and `salus run --local`, so the bench measures any
+ * wire behind the same CLI.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callPathSamples, pingSamples } from './callPath.js';
+import { expectSuccess, JOBS_DIR, startNode, startService, type BenchService, type SalusRun } from './harness.js';
+import { type BenchResult, type TableRow } from './report.js';
+import { quantile, round, rounded, summarize } from './stats.js';
+import type { SummaryRow } from './summary.js';
+import { runTrace, type TraceEntry } from './traceRun.js';
+import { mibPerSecond, uploadTimes } from './uploadThroughput.js';
+
+export interface WireOptions {
+  /** Rounds of W1–W3: one service job, one local job, one raw ping-pong each. */
+  rounds: number;
+  /** Awaited empty calls (and raw round trips) per process; the first 10 left out. */
+  pings: number;
+  /** Small dispatches per submit (W2), and submits per process (the first left out). */
+  dispatches: number;
+  submits: number;
+  /** Timed cheap batches of 3,000 commands per process (W1). */
+  cheapBatches: number;
+  /** Cheap batches of the untimed job that warms the service first. */
+  warmupBatches: number;
+  /** W4: upload size, fresh jobs per side, uploads per job (all counted). */
+  uploadMib: number;
+  uploadRounds: number;
+  uploadRepeats: number;
+  /** W5: how many jobs at once, one row each, and how long each sends. */
+  ceilingJobs: number[];
+  ceilingSeconds: number;
+}
+
+export const WIRE_DEFAULTS: WireOptions = {
+  rounds: 4, pings: 300, dispatches: 500, submits: 21, cheapBatches: 150, warmupBatches: 50,
+  uploadMib: 256, uploadRounds: 3, uploadRepeats: 3, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 4,
+};
+
+/** Under a minute on 2 busy cores. */
+export const WIRE_QUICK: WireOptions = {
+  rounds: 2, pings: 100, dispatches: 500, submits: 9, cheapBatches: 30, warmupBatches: 20,
+  uploadMib: 256, uploadRounds: 1, uploadRepeats: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 1.5,
+};
+
+/** The issue's targets, each as its own statement and as the summary's `ratio ≥ target`. */
+const TARGETS = {
+  cpuPerCommand: { atMost: 1.5, paper: 'issue 19: job + service CPU ≤ 1.5× local' },
+  smallDispatch: { atMost: 1.1, paper: 'issue 19: ≤ 1.1× local' },
+  idleCallAddedUs: { atMost: 15, paper: 'issue 19: ≤ raw socket round trip + 15 µs' },
+  upload: { atLeast: 0.4, paper: 'issue 19: ≥ 0.4× local, every repetition (aim 0.5×)' },
+  ceiling: { paper: 'issue 19: measured with 1, 2, 4, 8 jobs' },
+};
+
+/** The `cheap` line of call-path.js. */
+export interface CheapEvent {
+  commands: number;
+  perBatch: number;
+  cpuMs: number;
+  serviceCpuMs: number | null;
+  wallMs: number;
+  start: number;
+  ends: number[];
+}
+
+function cheapOf(run: SalusRun): CheapEvent {
+  const [cheap] = run.events('cheap');
+  if (!cheap || !(cheap.commands > 0)) throw new Error('bench: call-path job printed no cheap batches');
+  return cheap as unknown as CheapEvent;
+}
+
+/** One side's W1–W3 samples over all its processes. */
+interface SideSamples {
+  pingMs: number[];
+  dispatchMs: number[];
+  /** Per process: CPU µs per cheap command (job + service through it), and the parts. */
+  cpuUsPerCommand: number[];
+  jobCpuUsPerCommand: number[];
+  serviceCpuUsPerCommand: number[];
+  /** Per process: cheap commands per wall second. */
+  commandsPerSecond: number[];
+}
+
+const emptySide = (): SideSamples => ({ pingMs: [], dispatchMs: [], cpuUsPerCommand: [], jobCpuUsPerCommand: [], serviceCpuUsPerCommand: [], commandsPerSecond: [] });
+
+function addCallPath(side: SideSamples, run: SalusRun): void {
+  const { pingMs, dispatchMs } = callPathSamples(run);
+  side.pingMs.push(...pingMs);
+  side.dispatchMs.push(...dispatchMs);
+  const cheap = cheapOf(run);
+  const serviceMs = cheap.serviceCpuMs ?? 0;
+  side.jobCpuUsPerCommand.push((cheap.cpuMs * 1000) / cheap.commands);
+  side.serviceCpuUsPerCommand.push((serviceMs * 1000) / cheap.commands);
+  side.cpuUsPerCommand.push(((cheap.cpuMs + serviceMs) * 1000) / cheap.commands);
+  side.commandsPerSecond.push(cheap.commands / (cheap.wallMs / 1000));
+}
+
+/** A raw Node↔Node Unix-socket ping-pong: an echo process and a pinging one; the round trips in ms. */
+async function rawRoundTrips(pings: number): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'salus-wire-'));
+  const path = join(dir, 'echo.sock');
+  const script = join(JOBS_DIR, 'socket-ping.js');
+  const echo = startNode(script, ['echo', path], process.env);
+  try {
+    const deadline = Date.now() + 30_000;
+    while (!echo.lines.some((line) => line.json?.ev === 'listening')) {
+      if (echo.exited() || Date.now() > deadline) throw new Error(`bench: socket-ping echo did not listen on ${path}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const ping = expectSuccess(await startNode(script, ['ping', path, '--pings', String(pings)], process.env).done, 'socket-ping');
+    return pingSamples(ping);
+  } finally {
+    echo.kill();
+    await echo.done.catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** W1–W3: `rounds` of (service job, local job, raw ping-pong), ABBA. */
+async function measureCallPath(service: BenchService, options: WireOptions) {
+  const args = ['--pings', String(options.pings), '--dispatches', String(options.dispatches), '--submits', String(options.submits),
+    '--cheap-batches', String(options.cheapBatches)];
+  const salus = emptySide();
+  const local = emptySide();
+  const rawPingMs: number[] = [];
+  for (let k = 0; k < options.rounds; k++) {
+    const sides = ['salus', 'local', 'raw'] as const;
+    for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
+      if (side === 'salus') {
+        addCallPath(salus, expectSuccess(await service.run('call-path.js', [...args, '--service-pid', String(service.pid)], ['--name', `wire-${k}`]).done, 'call-path via salus'));
+      } else if (side === 'local') {
+        addCallPath(local, expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
+      } else {
+        rawPingMs.push(...await rawRoundTrips(options.pings));
+      }
+    }
+  }
+  return { salus, local, rawPingMs };
+}
+
+/** W4: fresh upload jobs, alternating; every repetition's ms, and each job's first. */
+async function measureUpload(service: BenchService, options: WireOptions) {
+  const args = ['--mib', String(options.uploadMib), '--repeats', String(options.uploadRepeats)];
+  const sides = { salus: { ms: [] as number[], firstMs: [] as number[] }, local: { ms: [] as number[], firstMs: [] as number[] } };
+  for (let k = 0; k < options.uploadRounds; k++) {
+    for (const side of k % 2 === 0 ? ['salus', 'local'] as const : ['local', 'salus'] as const) {
+      const run = side === 'salus'
+        ? expectSuccess(await service.run('upload.js', args, ['--name', `wire-upload-${k}`]).done, 'upload via salus')
+        : expectSuccess(await service.runLocal('upload.js', args).done, 'upload --local');
+      const { ms } = uploadTimes(run, 0);
+      sides[side].ms.push(...ms);
+      sides[side].firstMs.push(ms[0]);
+    }
+  }
+  return sides;
+}
+
+/** W5: `jobs` cheap-command jobs through `service` at once; commands replayed per second while all were timing. */
+async function measureCeiling(service: BenchService, jobs: number, options: WireOptions) {
+  const trace: TraceEntry[] = Array.from({ length: jobs }, (_, i) => ({
+    name: `wire-ceiling-${jobs}-${i}`,
+    arrivalMs: 0,
+    launch: (startFile) => ({
+      file: 'timed.js',
+      jobArgs: ['--start-file', startFile, '--arrival-ms', '0', join('bench', 'jobs', 'call-path.js'),
+        '--pings', '0', '--submits', '0', '--cheap-warmup', '3', '--cheap-seconds', String(options.ceilingSeconds)],
+      salusArgs: [],
+    }),
+  }));
+  const result = await runTrace(trace, { serveArgs: [], service, sampleEveryMs: 60_000, timeoutMs: 120_000 + options.ceilingSeconds * 1000 });
+  const cheap = result.runs.map(cheapOf);
+  const rate = commandsWhileAllSent(cheap);
+  if (!rate) {
+    const spans = cheap.map((e) => `${Math.round(e.start - result.t0)}–${Math.round(e.ends.at(-1)! - result.t0)} ms`).join(', ');
+    throw new Error(`bench: the ${jobs} ceiling jobs never sent at the same time (timed batches after the start: ${spans})`);
+  }
+  return { jobs, ...rate, startSpreadMs: Math.max(...cheap.map((e) => e.start)) - Math.min(...cheap.map((e) => e.start)) };
+}
+
+/**
+ * Commands per second over the window in which every job was timing its cheap batches (from the last
+ * job's start to the first job's last batch): the batches that ended inside it, each counted whole.
+ * Null when the jobs never all sent at once.
+ */
+export function commandsWhileAllSent(jobs: readonly Pick<CheapEvent, 'perBatch' | 'start' | 'ends'>[]): { windowMs: number; commands: number; commandsPerSecond: number } | null {
+  if (!jobs.length || jobs.some((e) => !e.ends.length)) return null;
+  const from = Math.max(...jobs.map((e) => e.start));
+  const to = Math.min(...jobs.map((e) => e.ends.at(-1)!));
+  if (!(to > from)) return null;
+  const commands = jobs.reduce((sum, e) => sum + e.perBatch * e.ends.filter((t) => t > from && t <= to).length, 0);
+  return { windowMs: to - from, commands, commandsPerSecond: commands / ((to - from) / 1000) };
+}
+
+/** Where W2 reads the per-submit times (see the top of this file for why not the median). */
+const W2_QUANTILE = 0.25;
+
+/** The policy the ceiling runs under. */
+const CEILING_POLICY = 'PACK';
+
+const median = (values: readonly number[]) => quantile(values, 0.5);
+const times = (value: number) => `${value.toFixed(2)}x`;
+const us = (value: number) => `${value.toFixed(value >= 100 ? 0 : 1)} µs`;
+
+/** Runs W1–W5 on one warmed service; table rows and summary rows with the issue's targets. */
+export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<BenchResult> {
+  const service = await startService();
+  try {
+    const warmup = expectSuccess(await service.run('call-path.js', ['--pings', '50', '--dispatches', '100', '--submits', '2',
+      '--cheap-batches', String(options.warmupBatches), '--service-pid', String(service.pid)], ['--name', 'wire-warmup']).done, 'wire warm-up via salus');
+    const warm = cheapOf(warmup);
+    const { salus, local, rawPingMs } = await measureCallPath(service, options);
+    const upload = await measureUpload(service, options);
+    // PACK gives each job a lane of its own, so all N send at once (under FIFO the oldest job
+    // holds the one lane while it has work, and the others wait for it to end).
+    await service.call('setPolicy', CEILING_POLICY);
+    const ceiling = [];
+    for (const jobs of options.ceilingJobs) ceiling.push(await measureCeiling(service, jobs, options));
+
+    const cpu = { salus: median(salus.cpuUsPerCommand), local: median(local.cpuUsPerCommand) };
+    const cpuParts = { job: median(salus.jobCpuUsPerCommand), service: median(salus.serviceCpuUsPerCommand) };
+    const dispatchUs = { salus: quantile(salus.dispatchMs, W2_QUANTILE) * 1000, local: quantile(local.dispatchMs, W2_QUANTILE) * 1000 };
+    const rttUs = { salus: median(salus.pingMs) * 1000, raw: median(rawPingMs) * 1000, local: median(local.pingMs) * 1000 };
+    const addedUs = rttUs.salus - rttUs.raw;
+    const bytes = options.uploadMib * 1024 * 1024;
+    const rate = (ms: readonly number[]) => mibPerSecond(bytes, median(ms));
+    const uploadRate = { salus: rate(upload.salus.ms), local: rate(upload.local.ms), salusFirst: rate(upload.salus.firstMs), localFirst: rate(upload.local.firstMs) };
+    const localCommandsPerSecond = median(local.commandsPerSecond);
+
+    const summaryRows: SummaryRow[] = [
+      {
+        id: 'W1', unit: 'µs/command', ours: round(cpu.salus), baseline: round(cpu.local), ratio: round(cpu.local / cpu.salus),
+        target: round(1 / TARGETS.cpuPerCommand.atMost), paper: TARGETS.cpuPerCommand.paper,
+        what: `CPU per cheap command (setPipeline, setBindGroup, dispatchWorkgroups(0)): job + service (${cpuParts.job.toFixed(2)} + ${cpuParts.service.toFixed(2)} µs) vs a local device's job, local / service; service = ${times(cpu.salus / cpu.local)} local`,
+      },
+      {
+        id: 'W2', unit: 'µs', ours: round(dispatchUs.salus), baseline: round(dispatchUs.local), ratio: round(dispatchUs.local / dispatchUs.salus),
+        target: round(1 / TARGETS.smallDispatch.atMost), paper: TARGETS.smallDispatch.paper,
+        what: `wall per small dispatch (dispatchWorkgroups(1) of a one-line kernel, ${options.dispatches} per submit; lower quartile of submits), local / service; service = ${times(dispatchUs.salus / dispatchUs.local)} local`,
+      },
+      {
+        id: 'W3', unit: 'µs', ours: round(rttUs.salus, 1), baseline: round(rttUs.raw, 1), ratio: round(rttUs.raw / rttUs.salus),
+        // raw / service ≥ raw / (raw + 15 µs) exactly when the service adds at most 15 µs.
+        target: round(rttUs.raw / (rttUs.raw + TARGETS.idleCallAddedUs.atMost)), paper: TARGETS.idleCallAddedUs.paper,
+        what: `idle awaited call (onSubmittedWorkDone, nothing submitted) vs a raw Node↔Node Unix-socket round trip (median), raw / service; the service adds ${addedUs.toFixed(1)} µs (a local device's call: ${rttUs.local.toFixed(1)} µs)`,
+      },
+      {
+        id: 'W4', unit: 'MiB/s', ours: round(uploadRate.salus, 1), baseline: round(uploadRate.local, 1), ratio: round(uploadRate.salus / uploadRate.local),
+        target: TARGETS.upload.atLeast, paper: TARGETS.upload.paper,
+        what: `${options.uploadMib} MiB writeBuffer + onSubmittedWorkDone, every repetition including the first (${options.uploadRepeats} per fresh job), service / local at the median time`,
+      },
+      {
+        id: 'W4.first', unit: 'MiB/s', ours: round(uploadRate.salusFirst, 1), baseline: round(uploadRate.localFirst, 1), ratio: round(uploadRate.salusFirst / uploadRate.localFirst),
+        target: TARGETS.upload.atLeast, paper: TARGETS.upload.paper,
+        what: `${options.uploadMib} MiB writeBuffer + onSubmittedWorkDone, the first of each fresh job only, service / local at the median time`,
+      },
+      ...ceiling.map((c): SummaryRow => ({
+        id: `W5.${c.jobs}`, unit: 'commands/s', ours: round(c.commandsPerSecond, 0), baseline: round(localCommandsPerSecond, 0),
+        ratio: round(c.commandsPerSecond / localCommandsPerSecond), paper: TARGETS.ceiling.paper,
+        what: `the service's ceiling: cheap commands replayed per second with ${c.jobs} job${c.jobs === 1 ? '' : 's'} sending at once (over ${(c.windowMs / 1000).toFixed(1)} s), vs one job on a local device`,
+      })),
+    ];
+
+    const rows: TableRow[] = [
+      {
+        metric: 'W1 CPU per cheap command (job + service)', salus: `${cpu.salus.toFixed(2)} µs`, reference: `${cpu.local.toFixed(2)} µs`,
+        ratio: times(cpu.salus / cpu.local), goal: `≤${TARGETS.cpuPerCommand.atMost}x`, met: cpu.salus / cpu.local <= TARGETS.cpuPerCommand.atMost,
+      },
+      {
+        metric: `W2 wall per dispatchWorkgroups(1), ${options.dispatches}/submit (p25)`, salus: us(dispatchUs.salus), reference: us(dispatchUs.local),
+        ratio: times(dispatchUs.salus / dispatchUs.local), goal: `≤${TARGETS.smallDispatch.atMost}x`, met: dispatchUs.salus / dispatchUs.local <= TARGETS.smallDispatch.atMost,
+      },
+      {
+        metric: 'W3 idle awaited call vs raw socket round trip', salus: us(rttUs.salus), reference: us(rttUs.raw),
+        ratio: `+${addedUs.toFixed(1)} µs`, goal: `≤+${TARGETS.idleCallAddedUs.atMost} µs`, met: addedUs <= TARGETS.idleCallAddedUs.atMost,
+      },
+      ...([['W4', 'every repetition', uploadRate.salus, uploadRate.local], ['W4.first', 'first per job', uploadRate.salusFirst, uploadRate.localFirst]] as const)
+        .map(([id, which, ours, baseline]): TableRow => ({
+          metric: `${id} ${options.uploadMib} MiB writeBuffer, ${which}`, salus: `${ours.toFixed(0)} MiB/s`, reference: `${baseline.toFixed(0)} MiB/s`,
+          ratio: times(ours / baseline), goal: `≥${TARGETS.upload.atLeast}x`, met: ours / baseline >= TARGETS.upload.atLeast,
+        })),
+      ...ceiling.map((c): TableRow => ({
+        metric: `W5.${c.jobs} service ceiling, ${c.jobs} job${c.jobs === 1 ? '' : 's'} at once`, salus: `${(c.commandsPerSecond / 1000).toFixed(0)}k commands/s`,
+        reference: `${(localCommandsPerSecond / 1000).toFixed(0)}k (1 local job)`, ratio: times(c.commandsPerSecond / localCommandsPerSecond), goal: '', met: null,
+      })),
+    ];
+
+    return {
+      name: 'wire',
+      method: `One warmed salus serve (an untimed job of ${options.warmupBatches} cheap batches first). W1-W3: ${options.rounds} rounds of a call-path job through the service, one local, one raw Node-Node socket ping-pong, ABBA; `
+        + `cheap batches = 10 passes x 100 (setPipeline, setBindGroup, dispatchWorkgroups(0)), ${options.cheapBatches} timed per process, CPU = process.cpuUsage of the job + /proc utime+stime of salus serve read by the job around them; `
+        + `${options.pings} awaited empty calls per process (first 10 left out); ${options.submits} submits of ${options.dispatches} dispatchWorkgroups(1) (first left out), W2 at their lower quartile. `
+        + `W4: ${options.uploadRounds} fresh upload jobs per side, ${options.uploadRepeats} x ${options.uploadMib} MiB each, all counted. `
+        + `W5: under ${CEILING_POLICY} (a lane per job), N call-path jobs started together (start file), sending cheap batches for ${options.ceilingSeconds} s; commands completed while all N were timing / that window. Medians elsewhere.`,
+      rows,
+      summaryRows,
+      data: {
+        options,
+        // A fresh service's first commands: how much slower than the warmed service's (W1) they ran.
+        warmup: { commands: warm.commands, cpuUsPerCommand: round(((warm.cpuMs + (warm.serviceCpuMs ?? 0)) * 1000) / warm.commands) },
+        cpuUsPerCommand: { salus: rounded(summarize(salus.cpuUsPerCommand)), local: rounded(summarize(local.cpuUsPerCommand)), salusJob: rounded(summarize(salus.jobCpuUsPerCommand)), salusService: rounded(summarize(salus.serviceCpuUsPerCommand)) },
+        commandsPerSecond: { salus: rounded(summarize(salus.commandsPerSecond)), local: rounded(summarize(local.commandsPerSecond)) },
+        dispatchUs: { salus: rounded(summarize(salus.dispatchMs.map((v) => v * 1000))), local: rounded(summarize(local.dispatchMs.map((v) => v * 1000))) },
+        roundTripUs: { salus: rounded(summarize(salus.pingMs.map((v) => v * 1000))), raw: rounded(summarize(rawPingMs.map((v) => v * 1000))), local: rounded(summarize(local.pingMs.map((v) => v * 1000))), addedUs: round(addedUs, 1) },
+        uploadMs: { salus: upload.salus.ms.map((v) => round(v, 1)), local: upload.local.ms.map((v) => round(v, 1)), salusFirst: upload.salus.firstMs.map((v) => round(v, 1)), localFirst: upload.local.firstMs.map((v) => round(v, 1)) },
+        uploadMiBps: { salus: round(uploadRate.salus, 1), local: round(uploadRate.local, 1), salusFirst: round(uploadRate.salusFirst, 1), localFirst: round(uploadRate.localFirst, 1) },
+        ceiling: ceiling.map((c) => ({ ...c, commandsPerSecond: round(c.commandsPerSecond, 0), windowMs: round(c.windowMs, 0), startSpreadMs: round(c.startSpreadMs, 0) })),
+      },
+    };
+  } finally {
+    await service.stop();
+  }
+}
