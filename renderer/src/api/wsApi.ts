@@ -5,6 +5,8 @@
  * exponential backoff; every call still waiting when it closes is rejected, so
  * no caller hangs on a connection that is gone.
  */
+// First: zod must be jitless before the call table's schemas are built.
+import './zodJitless.js';
 import type { ConnectionState, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
 import { BRIDGE_METHODS, type BridgeCall, type BridgeMessage, type BridgeMethod } from '../../../core/protocol/bridge.js';
 import type { PanelMethods } from '../../../core/protocol/calls.js';
