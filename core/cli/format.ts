@@ -17,10 +17,12 @@ function ms(value: number | null): string {
 
 export function formatJobs(jobs: JobInfo[]): string {
   if (jobs.length === 0) return 'no jobs (start one with `salus run FILE`)';
-  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
+  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'SHARE', 'GPU TIME', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
   for (const j of jobs) {
     rows.push([
       j.id, j.name.slice(0, 24), j.fromEarlierRun ? `${j.state} (earlier run)` : j.state, String(j.priority),
+      // GPU TIME: the job's part of what the live jobs have received (FAIR divides it by SHARE).
+      String(j.share ?? 1), j.attainedFraction == null ? '-' : `${(100 * j.attainedFraction).toFixed(1)}%`,
       j.iterations.total ? `${j.iterations.done}/${j.iterations.total}` : String(j.iterations.done),
       ms(j.avgIterationMs), formatBytes(j.memory.persistentBytes), formatBytes(j.memory.ephemeralPeakBytes),
       j.lane ?? '-', String(j.gpuErrors?.count || '-'),

@@ -16,10 +16,11 @@ import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
 import { formatHistory, historyFilter } from './history.js';
+import { schedulingHintFlags } from '../platform/hintFlags.js';
 import { readHistoryOffline } from '../history/offline.js';
 import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
-import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+import type { JobHints, JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 import { parseSubmitArgs, submitJob } from '../cluster/submit.js';
 import { cancelSlurmJob, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
 import { clusterMemory } from '../cluster/nodeMemory.js';
@@ -32,14 +33,14 @@ const USAGE = `usage: salus <command> [options]
                           run the service (owns the GPU); defaults from the
                           settings file ($XDG_CONFIG_HOME/salus/config.json);
                           --install writes a systemd user unit that runs it instead
-  run FILE [--name N] [--priority P] [--iterations N] [--persistent SIZE]
-        [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
+  run FILE [--name N] [--priority P] [--iterations N] [--duration DURATION] [--share W]
+        [--persistent SIZE] [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
                           run FILE (an ES module) as a job on the service;
                           --no-adapters: leave TF.js's and ONNX Runtime Web's
                           buffer pools as they are (see README, memory)
   submit FILE [--slurm] [--partition P] [--time T] [--output PATH] [--name N]
-        [--priority P] [--iterations N] [--persistent SIZE] [--ephemeral SIZE]
-        [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
+        [--priority P] [--iterations N] [--duration DURATION] [--share W] [--persistent SIZE]
+        [--ephemeral SIZE] [--socket PATH] [--gres SPEC] [--gpu-memory SIZE] [--print] [-- ARGS]
                           hand FILE to Slurm (sbatch), which picks a node; it runs
                           there under salus run on the node's service (--socket: its
                           path there, %n the node's name); prints Slurm's job id.
@@ -111,6 +112,15 @@ function number(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
+/** `salus run`'s --duration and --share as job hints; a bad value is a UsageError. */
+function runSchedulingHints(values: { duration?: string; share?: string }): Pick<JobHints, 'durationMs' | 'share'> {
+  try {
+    return schedulingHintFlags(values);
+  } catch (error) {
+    throw new UsageError((error as Error).message, false);
+  }
+}
+
 async function control<T>(socket: string | undefined, method: string, ...params: unknown[]): Promise<T> {
   const connection = await ServiceConnection.open(await findServiceSocket(socket), { role: 'control' });
   try {
@@ -155,6 +165,7 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: own, allowPositionals: true, options: {
           name: { type: 'string' }, priority: { type: 'string' }, iterations: { type: 'string' },
+          duration: { type: 'string' }, share: { type: 'string' },
           persistent: { type: 'string' }, ephemeral: { type: 'string' }, socket: { type: 'string' }, local: { type: 'boolean' },
           'no-adapters': { type: 'boolean' },
         },
@@ -168,6 +179,7 @@ async function main(argv: string[]): Promise<number> {
         hints: {
           priority: number(values.priority, '--priority'),
           iterations: iterations === undefined ? undefined : Math.round(iterations),
+          ...runSchedulingHints(values),
           persistentBytes: values.persistent === undefined ? undefined : parseSize(values.persistent),
           ephemeralBytes: values.ephemeral === undefined ? undefined : parseSize(values.ephemeral),
         },

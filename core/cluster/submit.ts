@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseSize } from '../platform/size.js';
+import { schedulingHintFlags } from '../platform/hintFlags.js';
 import { SALUS_CLI_PATH } from '../platform/cliPath.js';
 import type { JobHints } from '../protocol/state.js';
 import { batchScript, SLURM_COMMENT } from './batchScript.js';
@@ -55,7 +56,7 @@ export function parseSubmitArgs(argv: string[]): SubmitRequest {
       slurm: { type: 'boolean' }, partition: { type: 'string' }, time: { type: 'string' }, output: { type: 'string' },
       name: { type: 'string' }, socket: { type: 'string' }, gres: { type: 'string' }, 'gpu-memory': { type: 'string' },
       priority: { type: 'string' }, iterations: { type: 'string' }, persistent: { type: 'string' }, ephemeral: { type: 'string' },
-      print: { type: 'boolean' },
+      duration: { type: 'string' }, share: { type: 'string' }, print: { type: 'boolean' },
     },
   });
   const [file, ...extra] = positionals;
@@ -79,10 +80,11 @@ export function parseSubmitArgs(argv: string[]): SubmitRequest {
   const hints: JobHints = {
     priority: number('priority'),
     iterations: number('iterations'),
+    ...schedulingHintFlags(values),
     persistentBytes: size('persistent'),
     ephemeralBytes: size('ephemeral'),
   };
-  const runFlags = (['priority', 'iterations', 'persistent', 'ephemeral'] as const)
+  const runFlags = (['priority', 'iterations', 'duration', 'share', 'persistent', 'ephemeral'] as const)
     .flatMap((flag) => (values[flag] === undefined ? [] : [`--${flag}`, values[flag]!]));
   const absolute = resolve(file);
   return {

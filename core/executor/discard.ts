@@ -51,6 +51,7 @@ export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean 
   entry.discardedLease = entry.lease;
   entry.lease = null;
   entry.discarded = true;
+  ctx.table.everDiscarded = true;
   moveBuffer(entry, placeholder(ctx.device));
   return true;
 }
@@ -98,6 +99,8 @@ function idsUsed(cmd: Command): number[] {
 
 /** Bytes that replaying `cmds` would allocate again: the discarded buffers they use, once each. */
 export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: readonly Command[]): number {
+  // A job that never discarded a buffer (no framework adapter) has none to bring back: no walk per batch.
+  if (!table.everDiscarded) return 0;
   let bytes = 0;
   const seen = new Set<BufferEntry>();
   const add = (entry: BufferEntry) => {

@@ -38,6 +38,7 @@ interface VirtualScope {
 }
 
 const FILTERS: GpuErrorType[] = ['internal', 'out-of-memory', 'validation'];
+const NO_FILTERS: readonly GpuErrorType[] = [];
 
 /** The segment open on each shared device: the owner of an uncaptured error raised now. */
 const openSegments = new WeakMap<GPUDevice, ErrorScopes>();
@@ -67,7 +68,9 @@ export class ErrorScopes {
   private depthCount = 0;
   private open = false;
   /** The real scopes the open segment pushed, in push order. */
-  private realFilters: GpuErrorType[] = [];
+  private realFilters: readonly GpuErrorType[] = NO_FILTERS;
+  /** Whether the open segment's real scopes were pushed (at its first replayed command). */
+  private realPushed = false;
   /** Errors of the open segment that no real scope catches: our own checks' and the device's uncaptured ones, in order. */
   private synthetic: GpuErrorJson[] = [];
   /** Resolves after every closed segment's errors were dispatched, in order. */
@@ -82,14 +85,27 @@ export class ErrorScopes {
     listenForUncaptured(device);
   }
 
-  /** Starts capturing the device's errors for this job. */
+  /**
+   * Starts capturing the device's errors for this job. Its real scopes are pushed only when a command
+   * of the segment is about to replay (`willReplay`): a segment with no work (a pop right after a push,
+   * an iteration mark) then never waits for Dawn to hand back scopes that could have caught nothing.
+   */
   openSegment(): void {
     if (this.open) return;
-    const top = this.top;
-    this.realFilters = top ? FILTERS.filter((filter) => top.innermost[filter] !== null) : [];
-    for (const filter of this.realFilters) this.device.pushErrorScope(filter);
+    this.realFilters = NO_FILTERS;
+    this.realPushed = false;
     openSegments.set(this.device, this);
     this.open = true;
+  }
+
+  /** Call before replaying a command in the open segment: pushes its real scopes the first time. */
+  willReplay(): void {
+    if (!this.open || this.realPushed) return;
+    this.realPushed = true;
+    const top = this.top;
+    if (!top) return;
+    this.realFilters = FILTERS.filter((filter) => top.innermost[filter] !== null);
+    for (const filter of this.realFilters) this.device.pushErrorScope(filter);
   }
 
   /** Adds an error to the current segment: one raised by our own checks, or one the device did not capture. */

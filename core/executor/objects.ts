@@ -147,6 +147,8 @@ export class ObjectTable {
   device: DeviceConfig | null = null;
   /** Set by the session; without it a discarded buffer cannot be used. */
   refresh: EntryRefresh | null = null;
+  /** Whether any buffer of the job was ever discarded (until then, no batch can bring one back). */
+  everDiscarded = false;
   /** Live encoders and command buffers: the buffers they name must keep their real buffers until submit. */
   private readonly recorders = new Set<Entry>();
 

@@ -8,6 +8,10 @@
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
+import {
+  bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
+  noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
+} from './jobLimits.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
 const MAP_READ = 0x1;
@@ -66,6 +70,11 @@ type CreatingOp = { id: number };
 /** The job's own limit `key`, when it declared one. */
 function jobLimit(ctx: ReplayContext, key: string): number {
   return ctx.table.device?.limits[key] ?? Infinity;
+}
+
+/** The job's limit and the shared device's, for the checks of jobLimits.ts. */
+function limitPair(ctx: ReplayContext): LimitPair {
+  return (key) => ({ job: jobLimit(ctx, key), device: (ctx.device.limits as unknown as Record<string, number>)[key] ?? Infinity });
 }
 
 const handlers: { [K in CommandOp]?: Handler<K> } = {
@@ -177,7 +186,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   createShaderModule(ctx, cmd) {
-    ctx.table.set(cmd.id, { kind: 'shaderModule', obj: ctx.device.createShaderModule({ code: cmd.code, label: cmd.label }) });
+    const obj = ctx.device.createShaderModule({ code: cmd.code, label: cmd.label });
+    noteShaderModule(obj, cmd.code);
+    ctx.table.set(cmd.id, { kind: 'shaderModule', obj });
   },
 
   compilationInfo(ctx, cmd) {
@@ -194,6 +205,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createBindGroupLayout(ctx, cmd) {
     const obj = ctx.device.createBindGroupLayout({ entries: cmd.entries as GPUBindGroupLayoutEntry[], label: cmd.label });
+    noteLayoutEntries(obj, cmd.entries);
+    const limitError = bindGroupLayoutLimitError(limitPair(ctx), obj);
+    if (limitError) throw new ReplayError(limitError);
     // setBindGroup's dynamic offsets apply to these bindings in increasing binding order (WebGPU spec).
     const dynamicBindings = cmd.entries.filter((e) => e.buffer?.hasDynamicOffset).map((e) => e.binding).sort((a, b) => a - b);
     ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings });
@@ -201,7 +215,12 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createPipelineLayout(ctx, cmd) {
     const bindGroupLayouts = cmd.bindGroupLayouts.map((id) => (id === null ? null : ctx.table.get(id, 'bindGroupLayout').obj));
-    const obj = ctx.device.createPipelineLayout({ bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label });
+    const limitError = pipelineLayoutLimitError(limitPair(ctx), bindGroupLayouts);
+    if (limitError) throw new ReplayError(limitError);
+    const obj = ctx.device.createPipelineLayout({
+      bindGroupLayouts: bindGroupLayouts as GPUBindGroupLayout[], label: cmd.label,
+      ...(cmd.immediateSize === undefined ? {} : { immediateSize: cmd.immediateSize }),
+    });
     ctx.table.set(cmd.id, { kind: 'pipelineLayout', obj });
   },
 
@@ -211,14 +230,23 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       layout: cmd.layout === 'auto' ? 'auto' : ctx.table.get(cmd.layout, 'pipelineLayout').obj,
       compute: { module: ctx.table.get(cmd.module, 'shaderModule').obj, entryPoint: cmd.entryPoint, constants: cmd.constants },
     });
+    // The job's own limits, where the shared device's are larger (Dawn checks the rest).
+    const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants, cmd.layout === 'auto');
     if (cmd.rid === undefined) {
-      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: ctx.device.createComputePipeline(describe()) });
+      const descriptor = describe();
+      const limitError = pastLimits(descriptor.compute.module);
+      if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
+      const obj = ctx.device.createComputePipeline(descriptor);
+      notePipeline(obj, descriptor.compute.module);
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj });
       return;
     }
     const rid = cmd.rid;
     let descriptor: GPUComputePipelineDescriptor;
     try {
       descriptor = describe();
+      const limitError = pastLimits(descriptor.compute.module);
+      if (limitError) throw new ReplayError(`createComputePipelineAsync: ${limitError}`);
     } catch (error) {
       // createComputePipelineAsync rejects with a GPUPipelineError, as for any invalid descriptor.
       const message = (error as Error).message;
@@ -229,7 +257,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
-      (pipeline) => { entry.obj = pipeline; ctx.reply(rid, {}); },
+      (pipeline) => { entry.obj = pipeline; notePipeline(pipeline, descriptor.compute.module); ctx.reply(rid, {}); },
       (error: Error & { reason?: string }) => {
         ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
         ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });
@@ -241,7 +269,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
     if (!pipeline.obj) throw new ReplayError('getBindGroupLayout on a pipeline that is still being created');
     // An 'auto' layout never has dynamic offsets.
-    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: pipeline.obj.getBindGroupLayout(cmd.index), dynamicBindings: [] });
+    const obj = pipeline.obj.getBindGroupLayout(cmd.index);
+    noteLayoutOfPipeline(obj, pipeline.obj, cmd.index);
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings: [] });
   },
 
   createBindGroup(ctx, cmd) {
@@ -258,6 +288,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
+      const limitError = bindingSizeLimitError(limitPair(ctx), layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset));
+      if (limitError) throw new ReplayError(limitError);
       if (layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
       }
@@ -265,6 +297,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     });
     dynamic.sort((a, b) => a.binding - b.binding);
     const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
+    if (dynamic.length > 0) noteDynamicAlignments(limitPair(ctx), obj, layout.obj, dynamic.map((d) => d.binding));
     ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
   },
 
@@ -321,6 +354,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         checkRange(binding.buffer, binding.offsetBytes + offsets[i], binding.sizeBytes, `setBindGroup(${cmd.index}) dynamic offset ${offsets[i]} for binding ${binding.binding}`);
       }
     }
+    // The job's offset alignment, where it is coarser than the shared device's.
+    const alignmentError = group && offsets ? dynamicOffsetAlignmentError(group.obj, offsets) : null;
+    if (alignmentError) throw new ReplayError(alignmentError);
     // A group set again in the same encoder names the same buffers: added once.
     if (group && group.usedBy !== pass.encoder) {
       group.usedBy = pass.encoder;
@@ -345,6 +381,11 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     checkRange(buffer, cmd.offset, 12, 'dispatchWorkgroupsIndirect');
     pass.encoder.used.add(buffer);
     pass.obj.dispatchWorkgroupsIndirect(buffer.obj, cmd.offset);
+  },
+
+  setImmediates(ctx, cmd) {
+    const pass = ctx.table.get(cmd.pass, 'computePass');
+    pass.obj.setImmediates(cmd.offset, bytesAt(ctx, cmd.data));
   },
 
   endPass(ctx, cmd) {
@@ -454,6 +495,7 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
 const ENCODER_OPS: Partial<Record<CommandOp, 'encoder' | 'pass' | 'target'>> = {
   beginComputePass: 'encoder', copyBufferToBuffer: 'encoder', clearBuffer: 'encoder', resolveQuerySet: 'encoder',
   setPipeline: 'pass', setBindGroup: 'pass', dispatch: 'pass', dispatchIndirect: 'pass', endPass: 'pass', debugMarker: 'target',
+  setImmediates: 'pass',
 };
 
 /** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */

@@ -57,6 +57,14 @@ const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'rel
 
 /** Commands after which an inferred iteration ends (the job waits on the GPU there). */
 const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
+const SUBMIT_OPS = new Set<Command['op']>(['submit']);
+
+/** The index of the last command of `cmds` whose op is in `ops` (-1: none); scans from the end, where they usually are. */
+function lastIndexOf(cmds: readonly Command[], ops: ReadonlySet<Command['op']>): number {
+  for (let i = cmds.length - 1; i >= 0; i--) if (ops.has(cmds[i].op)) return i;
+  return -1;
+}
+
 /** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
 export const MALFORMED_LOG_LIMIT = 10;
 
@@ -87,6 +95,9 @@ export class Session implements ResidentSession {
   /** A granted iteration whose memory side starts at the job's next non-release command. */
   private memoryBeginPending = false;
   private submittedInIteration = false;
+  /** A dispatch replayed since the last sync point; an inferred iteration counts only if it synced after one (not a readback alone). */
+  private dispatchedSinceSync = false;
+  private syncedAfterDispatch = false;
   private iterationStartMs = 0;
   private timer: IterationTimer | null | undefined;
   /** The job's scratch file in the bulk folder, opened at its first use. */
@@ -188,8 +199,9 @@ export class Session implements ResidentSession {
 
   /** Whether the grant now ending is one of the job's iterations; the next grant is, unless said otherwise. */
   private takeGrantIsIteration(): boolean {
-    const counted = this.grantIsIteration;
+    const counted = this.grantIsIteration && (this.iterationSource === 'sdk' || this.syncedAfterDispatch);
     this.grantIsIteration = true;
+    this.syncedAfterDispatch = false;
     return counted;
   }
 
@@ -217,7 +229,7 @@ export class Session implements ResidentSession {
   private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
-    if (this.iterationSource === 'inferred' && !this.inIteration && cmds.some((c) => c.op === 'submit')) {
+    if (this.iterationSource === 'inferred' && !this.inIteration && lastIndexOf(cmds, SUBMIT_OPS) >= 0) {
       if (!(await this.beginIteration())) return;
     }
     this.busy = true;
@@ -236,8 +248,8 @@ export class Session implements ResidentSession {
     this.scopes.openSegment();
     let endAfterBatch = false;
     // Where the timer may mark an inferred iteration's end early: at the batch's last sync point, if no submit follows.
-    const lastSync = cmds.findLastIndex((c) => SYNC_OPS.has(c.op));
-    const markAt = lastSync > cmds.findLastIndex((c) => c.op === 'submit') ? lastSync : -1;
+    const lastSync = lastIndexOf(cmds, SYNC_OPS);
+    const markAt = lastSync > lastIndexOf(cmds, SUBMIT_OPS) ? lastSync : -1;
     /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
     let unmarked = false;
     for (let index = 0; index < cmds.length; index++) {
@@ -264,6 +276,8 @@ export class Session implements ResidentSession {
       if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
       if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
         endAfterBatch = true;
+        this.syncedAfterDispatch ||= this.dispatchedSinceSync;
+        this.dispatchedSinceSync = false;
         // Read the iteration's time back alongside the job's own wait, so the next iteration never waits for it.
         if (index === markAt) this.timer?.markEnd();
       }
@@ -289,6 +303,7 @@ export class Session implements ResidentSession {
           this.switchDevice(cmd.device, null);
           continue;
         case 'destroyDevice':
+          this.scopes.willReplay();
           replay(ctx, cmd);
           // Its scopes stay current until the next device is named: nothing more comes for this one.
           this.devices.delete(this.current.id);
@@ -309,11 +324,13 @@ export class Session implements ResidentSession {
           break;
         }
         default: {
+          this.scopes.willReplay();
           const error = replay(ctx, cmd);
           if (error) this.scopes.report(error);
           this.workingSetTracker.observe(cmd, this.table, error === null);
           this.bindGroupSources.observe(cmd, this.table, error === null);
           if (cmd.op === 'submit') this.submittedInIteration = true;
+          if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') this.dispatchedSinceSync = true;
         }
       }
     }

@@ -135,7 +135,7 @@ export const COMMANDS = {
   createShaderModule: { code: 12, fields: { id: f.id, code: f.string(16 * 1024 * 1024), label } },
   compilationInfo: { code: 13, fields: { rid: f.rid, id: f.id } },
   createBindGroupLayout: { code: 14, fields: { id: f.id, entries: f.json(z.array(bindGroupLayoutEntry).max(MAX_BINDINGS)), label } },
-  createPipelineLayout: { code: 15, fields: { id: f.id, bindGroupLayouts: f.idsOrNull(64), label } },
+  createPipelineLayout: { code: 15, fields: { id: f.id, bindGroupLayouts: f.idsOrNull(64), label, immediateSize: f.optU32 } },
   createComputePipeline: {
     code: 16,
     fields: {
@@ -169,6 +169,8 @@ export const COMMANDS = {
   iterationBegin: { code: 38, fields: {} },
   /** Job SDK: the iteration ends once its GPU work is done. */
   iterationEnd: { code: 39, fields: { rid: f.optRid } },
+  /** A compute pass's immediate data (bytes in `data`) at byte `offset` of its range, for the dispatches after it. */
+  setImmediates: { code: 40, fields: { pass: f.id, offset: f.u32, data: f.data } },
 } as const satisfies Record<string, { code: number; fields: Record<string, Field<unknown>> }>;
 
 type Table = typeof COMMANDS;

@@ -35,6 +35,8 @@ const hints = z.object({
   persistentBytes: z.number().int().nonnegative().optional(),
   ephemeralBytes: z.number().int().nonnegative().optional(),
   priority: z.number().finite().optional(),
+  durationMs: z.number().finite().nonnegative().optional(),
+  share: z.number().finite().positive().optional(),
 }).strict();
 
 export const helloSchema = z.object({

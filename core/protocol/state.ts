@@ -20,6 +20,10 @@ export interface JobHints {
   ephemeralBytes?: number;
   /** Higher runs first under PRIORITY; default 0. */
   priority?: number;
+  /** GPU time the whole job will take, in milliseconds, if known (Salus's clients declared it; drives SRTF until measured). */
+  durationMs?: number;
+  /** Weight of the job's GPU time under FAIR, above 0; default 1 (shares 3 and 1: 3/4 and 1/4 of the GPU). */
+  share?: number;
 }
 
 /** One row of `salus jobs --json`. Times are epoch milliseconds; null until they happen. */
@@ -46,6 +50,13 @@ export interface JobInfo {
   attainedMs: number;
   /** Total time spent waiting for a lane grant, in milliseconds. */
   queuedMs: number;
+  /** Weight of the job's GPU time under FAIR (its declared `share`, 1 unless set). Always set by the service. */
+  share?: number;
+  /**
+   * The job's part of the GPU time received by the jobs live now (queued, running, paused), 0..1; null once
+   * it has ended or while no live job has received any. Always set by the service.
+   */
+  attainedFraction?: number | null;
   /** Why the job failed or was refused; null otherwise. */
   error: string | null;
   /** Operating-system process id of the job, when known. */

@@ -6,6 +6,7 @@ export { createFakeClock, systemClock, type Clock, type FakeClock, type TimerHan
 export { applyParams, describeKnob, parseKnobValue } from './params.js';
 export type { Policy, PolicyParams, SchedJob } from './policy.js';
 export { getPolicy, POLICIES } from './policies/registry.js';
+export { withAttainedFractions } from './attained.js';
 export {
   createScheduler,
   ITERATION_EMA_WEIGHT,

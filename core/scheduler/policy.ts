@@ -23,6 +23,10 @@ export interface SchedJob {
   readonly itersDone: number;
   /** Declared total iterations, or null when unknown. */
   readonly itersTotal: number | null;
+  /** Declared GPU time of the whole job (Salus's clients declared run time), or null when undeclared. */
+  readonly durationMs: number | null;
+  /** Declared weight of the job's GPU time under FAIR (> 0; 1 unless set). */
+  readonly share: number;
   /** Moving average of measured iteration GPU time, null before the first iteration. */
   readonly avgIterationMs: number | null;
   /** GPU time of the job's first counted iteration (its warm-up: shader compiles, first uploads), null before it. */

@@ -27,7 +27,7 @@ export type SchedulerChange =
   /** A granted iteration ended without finishing: its job was removed (killed, crashed) mid-iteration. */
   | { type: 'abort'; jobId: string; laneId: string }
   | { type: 'policy'; policy: PolicyInfo }
-  | { type: 'job'; jobId: string; change: 'added' | 'removed' | 'paused' | 'resumed' | 'priority' | 'total' | 'lane' };
+  | { type: 'job'; jobId: string; change: 'added' | 'removed' | 'paused' | 'resumed' | 'priority' | 'total' | 'declared' | 'lane' };
 
 /** Per-job counters, for `salus jobs` and the panel. */
 export interface JobStats {
@@ -46,6 +46,10 @@ export interface NewJob {
   laneId: string;
   priority?: number;
   itersTotal?: number | null;
+  /** Declared GPU time of the whole job; null (the default) when undeclared. */
+  durationMs?: number | null;
+  /** Weight of its GPU time under FAIR, > 0; 1 by default. */
+  share?: number;
   /** Defaults to `clock.now()`. */
   submittedAtMs?: number;
 }
@@ -110,6 +114,8 @@ export interface Scheduler {
   resume(id: string): void;
   setPriority(id: string, priority: number): void;
   setTotal(id: string, itersTotal: number | null): void;
+  /** Changes what the job declared besides its total: its run time (null: undeclared) and its FAIR share (> 0). */
+  setDeclared(id: string, declared: { durationMs?: number | null; share?: number }): void;
   /**
    * Switches policy, live. `params` apply on top of what that policy had last (its
    * defaults the first time); knobs not given are kept. Running iterations are never
@@ -289,6 +295,10 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
     if (typeof value !== 'number' || !Number.isFinite(value)) throw new Error(`${what} must be a finite number, got ${value}`);
   }
 
+  function checkShare(share: number): void {
+    if (!(typeof share === 'number' && Number.isFinite(share) && share > 0)) throw new Error(`share must be a finite number above 0, got ${share}`);
+  }
+
   return {
     addJob: (spec) => act(() => {
       if (jobs.has(spec.id)) throw new Error(`Job "${spec.id}" already exists`);
@@ -296,10 +306,14 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       checkCount('itersTotal', itersTotal, true);
       const priority = spec.priority ?? 0;
       checkCount('priority', priority, false);
+      const durationMs = spec.durationMs ?? null;
+      checkCount('durationMs', durationMs, true);
+      const share = spec.share ?? 1;
+      checkShare(share);
       const nowMs = clock.now();
       jobs.set(spec.id, {
         id: spec.id, laneId: spec.laneId, arrivalSeq: arrivals++, submittedAtMs: spec.submittedAtMs ?? nowMs,
-        priority, itersDone: 0, itersTotal, avgIterationMs: null, firstIterationMs: null, attainedMs: 0, queuedMs: 0,
+        priority, itersDone: 0, itersTotal, durationMs, share, avgIterationMs: null, firstIterationMs: null, attainedMs: 0, queuedMs: 0,
         waitingSinceMs: null, paused: false, wantsIteration: false,
         idleSinceMs: nowMs, runningLane: null, pending: null,
       });
@@ -414,6 +428,16 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       const rec = job(id);
       rec.itersTotal = itersTotal;
       queue.push({ type: 'job', jobId: id, change: 'total' });
+      schedule(rec.laneId);
+    }),
+
+    setDeclared: (id, declared) => act(() => {
+      if (declared.durationMs !== undefined) checkCount('durationMs', declared.durationMs, true);
+      if (declared.share !== undefined) checkShare(declared.share);
+      const rec = job(id);
+      if (declared.durationMs !== undefined) rec.durationMs = declared.durationMs;
+      if (declared.share !== undefined) rec.share = declared.share;
+      queue.push({ type: 'job', jobId: id, change: 'declared' });
       schedule(rec.laneId);
     }),
 

@@ -9,6 +9,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
 import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { decodeCommands, requestIds } from '../protocol/commandCodec.js';
+import { isRequestId } from '../protocol/commands.js';
 import {
   callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
   type ServerMessage,
@@ -151,7 +152,13 @@ class Connection {
     if (this.role === 'control') return void this.onCall(header);
     if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
     const parsed = jobMessageSchema.safeParse(header);
-    if (!parsed.success) return this.fail(ErrorCode.BadMessage, `bad message: ${describeZodError(parsed.error)}`);
+    if (!parsed.success) {
+      const message = `bad message: ${describeZodError(parsed.error)}`;
+      // A request (a requestDevice with a wrong field) still gets its one reply, or its caller waits forever.
+      const rid = (header as { rid?: unknown } | null)?.rid;
+      if (isRequestId(rid)) this.send({ t: 'reply', rid, error: { code: ErrorCode.BadMessage, message } });
+      return this.fail(ErrorCode.BadMessage, message);
+    }
     const wire = parsed.data;
     if (wire.t !== 'batch') {
       const replayed = this.service.handleJobMessage(this.job!, wire, payload);

@@ -106,7 +106,9 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
     name: job.name,
     state: job.state,
     priority: job.priority,
-    iterations: { done: stats?.itersDone ?? 0, total: job.hints.iterations ?? null },
+    share: job.hints.share ?? 1,
+    // A job that runs past its declared total reads as done with it, never as more than all of it.
+    iterations: { done: Math.min(stats?.itersDone ?? 0, job.hints.iterations ?? Infinity), total: job.hints.iterations ?? null },
     memory: {
       // A job that ended holds nothing any more; its peak stays as a record.
       persistentBytes: live ? live.persistentBytes : 0,

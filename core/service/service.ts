@@ -17,7 +17,7 @@
 import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
 import { deviceAllocator } from '../memory/allocator.js';
 import { formatBytes } from '../platform/size.js';
-import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { createScheduler, withAttainedFractions, type Scheduler } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
 import { Residency } from '../executor/residency.js';
@@ -297,7 +297,7 @@ export class SalusService {
   // ---- state ------------------------------------------------------------
 
   jobInfos(): JobInfo[] {
-    return [...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))];
+    return withAttainedFractions([...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))]);
   }
 
   memoryMap(): MemoryMap {
@@ -408,7 +408,7 @@ export class SalusService {
       bulkDir: this.options.bulkDir ?? null, markDirty: (part) => this.markDirty(part), log: this.log,
     });
     this.residency.add(job.session);
-    this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, submittedAtMs: job.submittedAt });
+    this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
     this.log(`salus: ${job.id} admitted to ${laneId}`);
     job.peer?.send({ t: 'state', state: 'running' });
     for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: this.deviceInfo() });
@@ -438,6 +438,7 @@ export class SalusService {
     job.hints = { ...job.hints, ...hints };
     if (hints.priority !== undefined) this.setPriority(job.id, hints.priority);
     if (hints.iterations !== undefined && job.session) this.scheduler.setTotal(job.id, hints.iterations);
+    if ((hints.durationMs !== undefined || hints.share !== undefined) && job.session) this.scheduler.setDeclared(job.id, hints);
     this.markDirty('jobs');
   }
 

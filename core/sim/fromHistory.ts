@@ -12,7 +12,8 @@ const tenths = (value: number) => Math.round(value * 10) / 10;
  * One trace job per history entry that ran at least one iteration, in order of
  * submission (the first at 0 s). iterations: those it ran; iterationMs: its GPU time
  * per iteration; memory: its declared hints, else what was measured; gapMs: the rest
- * of its time from admission to its end (CPU work, set-up, round trips) per iteration.
+ * of its time from admission to its end (CPU work, set-up, round trips) per iteration;
+ * durationMs and share: as it declared them, when it did.
  * Returns the jobs and how many entries were left out for running no iteration.
  */
 export function traceFromHistory(entries: readonly HistoryEntry[]): { jobs: TraceJob[]; skipped: number } {
@@ -34,6 +35,8 @@ export function traceFromHistory(entries: readonly HistoryEntry[]): { jobs: Trac
       ephemeralBytes: entry.spec.hints.ephemeralBytes ?? entry.memory.ephemeralPeakBytes,
       priority: entry.priority,
       gapMs: livedMs === null ? 0 : Math.max(0, tenths((livedMs - entry.attainedMs - entry.queuedMs) / iterations)),
+      ...(entry.spec.hints.durationMs !== undefined ? { durationMs: entry.spec.hints.durationMs } : {}),
+      ...(entry.spec.hints.share !== undefined ? { share: entry.spec.hints.share } : {}),
     };
   });
   return { jobs, skipped: entries.length - ran.length };

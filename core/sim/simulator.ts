@@ -124,8 +124,13 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
 
   const request = (run: JobRun) => void scheduler.requestIteration(run.id);
 
-  /** As the service does: every waiting job, in arrival order, each time something may have freed room. */
+  /**
+   * As the service does: every waiting job, in arrival order, each time something may have freed room. The
+   * jobs admitted together ask for their first iterations once all are known to the scheduler, so jobs that
+   * arrive at the same moment are ranked together (none is granted before the others exist).
+   */
   function admitWaiting(): void {
+    const admitted: JobRun[] = [];
     for (const run of [...waiting]) {
       const { persistentBytes, ephemeralBytes } = run.spec;
       const result = memory.admit({ jobId: run.id, persistentBytes, ephemeralBytes }, { maxLanes: scheduler.maxLanes() });
@@ -139,9 +144,13 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
       run.lane = result.laneId;
       peakLanes = Math.max(peakLanes, memory.snapshot().lanes.length);
       if (persistentBytes > 0) allocateOrThrow(memory, run, persistentBytes, BufferUsage.STORAGE | BufferUsage.COPY_DST, 'weights');
-      scheduler.addJob({ id: run.id, laneId: result.laneId, priority: run.spec.priority, itersTotal: run.spec.iterations, submittedAtMs: run.arrivalMs });
-      request(run);
+      scheduler.addJob({
+        id: run.id, laneId: result.laneId, priority: run.spec.priority, itersTotal: run.spec.iterations,
+        durationMs: run.spec.durationMs ?? null, share: run.spec.share, submittedAtMs: run.arrivalMs,
+      });
+      admitted.push(run);
     }
+    for (const run of admitted) request(run);
   }
 
   function endIteration(run: JobRun, elapsedMs: number): void {
@@ -172,11 +181,14 @@ export function simulate(trace: readonly TraceJob[], options: SimOptions = {}): 
     gpu.start(run, run.spec.iterationMs, (elapsedMs) => endIteration(run, elapsedMs));
   });
 
-  for (const run of runs) {
+  // One event per arrival time: jobs arriving together queue in trace order, then admission sees them all.
+  const arrivals = new Map<number, JobRun[]>();
+  for (const run of runs) arrivals.set(run.arrivalMs, [...(arrivals.get(run.arrivalMs) ?? []), run]);
+  for (const [arrivalMs, arriving] of arrivals) {
     clock.setTimeout(() => {
-      waiting.push(run);
+      waiting.push(...arriving);
       admitWaiting();
-    }, run.arrivalMs);
+    }, arrivalMs);
   }
   const totalIterations = trace.reduce((sum, job) => sum + job.iterations, 0);
   const maxEvents = 10 * (totalIterations + trace.length) + 1000;

@@ -2,7 +2,10 @@
  * Traces for `salus simulate`: one row per job, as CSV with a header or as a JSON
  * list of objects. Columns (the contract): name, arrivalS, iterations, iterationMs,
  * persistentBytes, ephemeralBytes, priority; optional: gapMs, the CPU time a job
- * spends between two of its iterations. Every value is checked; an error names the
+ * spends between two of its iterations; durationMs, the GPU time the job declares it
+ * will take (a hint, as `salus run --duration` gives; blank: undeclared), which need
+ * not be its true time (iterations × iterationMs); share, its weight under FAIR (more
+ * than 0; 1 when absent). Every value is checked; an error names the
  * line (CSV) or the entry (JSON), the column, what it found and what it expected.
  */
 import { parseSize } from '../platform/size.js';
@@ -25,12 +28,16 @@ export interface TraceJob {
   priority: number;
   /** CPU time between the end of one iteration and the request for the next (0: none). */
   gapMs: number;
+  /** GPU time the job declares for its whole run (undefined: undeclared); its true time is iterations × iterationMs. */
+  durationMs?: number;
+  /** Weight of its GPU time under FAIR, > 0 (1 when absent). */
+  share?: number;
 }
 
 /** The columns a trace must have, in the contract's order. */
 export const TRACE_COLUMNS = ['name', 'arrivalS', 'iterations', 'iterationMs', 'persistentBytes', 'ephemeralBytes', 'priority'] as const;
 /** Columns a trace may add. */
-export const OPTIONAL_TRACE_COLUMNS = ['gapMs'] as const;
+export const OPTIONAL_TRACE_COLUMNS = ['gapMs', 'durationMs', 'share'] as const;
 
 const ALL_COLUMNS: readonly string[] = [...TRACE_COLUMNS, ...OPTIONAL_TRACE_COLUMNS];
 
@@ -68,6 +75,7 @@ function bytesOf(value: Field, column: string, where: string): number {
 function jobOf(row: Readonly<Record<string, Field>>, where: string): TraceJob {
   const name = typeof row.name === 'number' ? String(row.name) : (row.name ?? '').trim();
   if (name === '') throw new TraceError(`${where}: name is empty; every job needs a name`);
+  const given = (value: Field) => value !== undefined && value !== '';
   return {
     name,
     arrivalS: numberOf(row.arrivalS, 'arrivalS', where, { min: 0 }),
@@ -77,6 +85,8 @@ function jobOf(row: Readonly<Record<string, Field>>, where: string): TraceJob {
     ephemeralBytes: bytesOf(row.ephemeralBytes, 'ephemeralBytes', where),
     priority: numberOf(row.priority, 'priority', where, { min: -Number.MAX_VALUE, fallback: 0 }),
     gapMs: numberOf(row.gapMs, 'gapMs', where, { min: 0, fallback: 0 }),
+    ...(given(row.durationMs) ? { durationMs: numberOf(row.durationMs, 'durationMs', where, { min: 0 }) } : {}),
+    ...(given(row.share) ? { share: numberOf(row.share, 'share', where, { min: 0, above: true }) } : {}),
   };
 }
 
@@ -185,10 +195,12 @@ function csvField(value: string | number): string {
 
 /**
  * The jobs as a CSV trace that `parseTrace` reads back: the contract's columns, plus
- * gapMs when some job has a gap; `comments` become `#` lines at the top.
+ * each optional column some job sets (gapMs when some job has a gap); `comments`
+ * become `#` lines at the top.
  */
 export function formatTraceCsv(jobs: readonly TraceJob[], comments: readonly string[] = []): string {
-  const columns: (keyof TraceJob)[] = [...TRACE_COLUMNS, ...(jobs.some((job) => job.gapMs > 0) ? OPTIONAL_TRACE_COLUMNS : [])];
-  const lines = [...comments.map((line) => `# ${line}`), columns.join(','), ...jobs.map((job) => columns.map((column) => csvField(job[column])).join(','))];
+  const used = (column: (typeof OPTIONAL_TRACE_COLUMNS)[number]) => jobs.some((job) => (column === 'gapMs' ? job.gapMs > 0 : job[column] !== undefined));
+  const columns: (keyof TraceJob)[] = [...TRACE_COLUMNS, ...OPTIONAL_TRACE_COLUMNS.filter(used)];
+  const lines = [...comments.map((line) => `# ${line}`), columns.join(','), ...jobs.map((job) => columns.map((column) => csvField(job[column] ?? '')).join(','))];
   return `${lines.join('\n')}\n`;
 }

@@ -112,6 +112,23 @@ describe('job control', () => {
   });
 });
 
+describe('salus run scheduling hints', () => {
+  it('passes --duration and --share to the service, and checks them first', async () => {
+    const steps = join(ROOT, 'test/fixtures/jobs/steps.js');
+    const run = await service.cli(['run', '--name', 'declared', '--iterations', '3', '--duration', '1m30s', '--share', '2.5', steps, '--', '--iterations', '3']);
+    expect(run.code, run.stderr).toBe(0);
+    const job = (await service.json<any[]>(['jobs'])).find((j) => j.name === 'declared');
+    expect(job).toMatchObject({ share: 2.5, iterations: { done: 3, total: 3 } });
+    expect((await service.cli(['jobs'])).stdout).toMatch(/SHARE\s+GPU TIME/);
+    const share = await service.cli(['run', steps, '--share', '0']);
+    expect(share.code).toBe(2);
+    expect(share.stderr).toContain("--share must be a number above 0, got '0'");
+    const duration = await service.cli(['run', steps, '--duration', '5']);
+    expect(duration.code).toBe(2);
+    expect(duration.stderr).toContain("--duration: '5' is not a duration");
+  });
+});
+
 describe('finding the service', () => {
   it('reaches the desktop app\'s service from a terminal when no other service runs', async () => {
     const runtime = mkdtempSync(join(tmpdir(), 'salus-desktop-'));

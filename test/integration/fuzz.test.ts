@@ -119,6 +119,15 @@ describe('requests on objects that do not exist', () => {
     rogue.socket.destroy();
   });
 
+  it('answers a requestDevice whose fields are wrong, with the reason', async () => {
+    service = await startService(['--memory', '64MiB']);
+    const rogue = await rawJob(service.socketPath);
+    send(rogue.socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'bad device' });
+    send(rogue.socket, { t: 'requestDevice', rid: 4, requiredLimits: { maxBufferSize: 'lots' } });
+    expect(await until(() => rogue.replies.get(4), 'the reply')).toMatchObject({ error: { message: expect.stringMatching(/bad message: requiredLimits/) } });
+    rogue.socket.destroy();
+  });
+
   it('answers the requests of a batch sent before requestDevice, which it refuses', async () => {
     service = await startService(['--memory', '64MiB']);
     const rogue = await rawJob(service.socketPath);

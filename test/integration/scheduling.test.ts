@@ -44,6 +44,33 @@ describe('scheduling policies', () => {
   });
 });
 
+describe('FAIR shares', () => {
+  it('gives two jobs that always ask GPU time in proportion to their shares, 3:1 within 5%', async () => {
+    service = await startService(['--memory', '256MiB', '--policy', 'FAIR']);
+    // A lane held long enough for the job FAIR prefers to ask again, however busy the machine's CPU: the split is then the shares'.
+    expect((await service.cli(['policy', 'FAIR', '--set', 'holdMs=1000'])).code).toBe(0);
+    const args = (name: string, share: string) => ['--name', name, '--share', share, STEPS, '--', '--iterations', '100000', '--work', '64'];
+    const jobs = [service.startJob(args('three', '3')), service.startJob(args('one', '1'))];
+    // FAIR counts the GPU time since each job came: whichever connected later first catches up with the other's time
+    // per share, and from then on the two stay level (within an iteration). So, seconds in, their parts are 3:1.
+    const infos = await service.waitForJobs((all) => {
+      const [three, one] = ['three', 'one'].map((name) => all.find((j) => j.name === name));
+      return three?.attainedMs >= 3000 && one?.iterations.done >= 5 && all;
+    }, 60_000);
+    for (const job of infos) await service.cli(['kill', job.id]);
+    await Promise.all(jobs.map((job) => job.done));
+    const row = (name: string) => infos.find((j) => j.name === name);
+    const fraction = row('three').attainedMs / (row('three').attainedMs + row('one').attainedMs);
+    const detail = JSON.stringify(infos.map((j) => ({ name: j.name, attainedMs: j.attainedMs, iterations: j.iterations.done, avgIterationMs: j.avgIterationMs })));
+    expect(Math.abs(fraction - 0.75), detail).toBeLessThan(0.05);
+    // `salus jobs` says so: each job's share, and its part of the GPU time the live jobs received.
+    expect(row('three').share).toBe(3);
+    expect(row('one').share).toBe(1);
+    expect(row('three').attainedFraction).toBeCloseTo(fraction, 6);
+    expect(row('three').attainedFraction + row('one').attainedFraction).toBeCloseTo(1, 6);
+  }, 120_000);
+});
+
 describe('iteration boundaries', () => {
   it("a job's work between its marked iterations does not hold the lane", async () => {
     service = await startService(['--memory', '256MiB', '--policy', 'FIFO']);

@@ -3,8 +3,9 @@
  * real `salus serve` (SRTF, then FIFO; and three like jobs under PACK, each in its
  * own lane, as in the paper's sweep), then through `simulate` with each job's
  * measured iteration time (the service's GPU time per iteration) and measured CPU
- * gap between iterations. Average JCT and makespan must agree within 15%: the
- * queueing, the part the simulator predicts, is not fed in.
+ * gap between iterations. Average JCT and makespan must agree within 15%, and the
+ * jobs finish in the same order under SRTF and FIFO: the queueing, the part the
+ * simulator predicts, is not fed in.
  *
  * As in bench/paper/jct.ts, every job is started and admitted before the trace, in
  * arrival order, and waits for its arrival time (a start file carries the trace's
@@ -51,7 +52,12 @@ interface Measured {
   makespanMs: number;
   /** The trace for the simulator, with each job's measured iteration time and gap. */
   trace: TraceJob[];
+  /** Names of the jobs in the order they finished. */
+  finishOrder: string[];
 }
+
+/** Names in order of finish. */
+const byFinish = (jobs: ReadonlyArray<{ name: string; finishMs: number }>) => [...jobs].sort((a, b) => a.finishMs - b.finishMs).map((job) => job.name);
 
 async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob[]): Promise<Measured> {
   service = await startService(['--memory', '256MiB', '--policy', policy]);
@@ -85,7 +91,8 @@ async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob
     const gapMs = Math.max(0, (out.lastEnd - out.firstStart - info.attainedMs - info.queuedMs) / job.iterations);
     trace.push({ name: job.name, arrivalS: (out.firstStart - t0) / 1000, iterations: job.iterations, iterationMs, persistentBytes: 256 * KiB, ephemeralBytes: 256 * KiB, priority: 0, gapMs });
   });
-  return { avgJctMs: jcts.reduce((a, b) => a + b, 0) / jcts.length, makespanMs: lastEndMs - t0, trace };
+  const finishOrder = byFinish(TRACE.map((job, i) => ({ name: job.name, finishMs: lastJson(results[i].stdout).lastEnd })));
+  return { avgJctMs: jcts.reduce((a, b) => a + b, 0) / jcts.length, makespanMs: lastEndMs - t0, trace, finishOrder };
 }
 
 describe('the simulator against a real salus serve', () => {
@@ -99,6 +106,8 @@ describe('the simulator against a real salus serve', () => {
       const simulatedMakespanMs = Math.max(...simulated.jobs.map((job) => job.finishMs!));
       expect(Math.abs(simulated.avgJctMs! / real.avgJctMs - 1), detail).toBeLessThan(0.15);
       expect(Math.abs(simulatedMakespanMs / real.makespanMs - 1), detail).toBeLessThan(0.15);
+      // SRTF orders the real jobs as the simulator does (FIFO's order is arrival order in both).
+      if (policy !== 'PACK') expect(real.finishOrder, detail).toEqual(byFinish(simulated.jobs.map((job) => ({ name: job.name, finishMs: job.finishMs! }))));
     }, 60_000);
   }
 });

@@ -21,11 +21,15 @@ const released = new FinalizationRegistry<{ channel: DeviceChannel; id: number }
 
 /** A remote object: its id names the real object in the job's session on the service. */
 export class RemoteObject {
+  readonly #channel: DeviceChannel;
+  readonly #id: number;
   #label: string;
 
   /** `tracked`: whether the garbage collector's freeing it is sent (false for objects the service frees on its own). */
-  constructor(readonly channel: DeviceChannel, readonly id: number, label: string | undefined, tracked = true) {
-    this.#label = label ?? '';
+  constructor(channel: DeviceChannel, id: number, label: string | undefined, tracked = true) {
+    this.#channel = channel;
+    this.#id = id;
+    this.#label = label === undefined ? '' : String(label);
     // Id 0 is the queue, which lives as long as the device.
     if (id !== 0 && tracked) released.register(this, { channel, id }, this);
   }
@@ -35,9 +39,13 @@ export class RemoteObject {
     released.unregister(this);
   }
 
-  get label(): string {
-    return this.#label;
-  }
+  /** The device's channel. A prototype getter, as nothing of a WebGPU object is its own property. */
+  get channel(): DeviceChannel { return this.#channel; }
+
+  /** The object's id in the job's session. */
+  get id(): number { return this.#id; }
+
+  get label(): string { return this.#label; }
 
   set label(value: string) {
     this.#label = String(value);

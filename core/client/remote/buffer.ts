@@ -5,6 +5,7 @@
  * sends back what the job wrote to write-mapped ranges and detaches the
  * ArrayBuffers it handed out, as a browser does.
  */
+import { markAsUntransferable } from 'node:worker_threads';
 import { RemoteObject } from './base.js';
 import { GPUMapMode } from './constants.js';
 import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
@@ -27,21 +28,39 @@ interface Mapping {
  * detached it (e.g. transferred it away).
  */
 function detach(buffer: ArrayBuffer): ArrayBuffer | null {
-  if (buffer.byteLength === 0) return null;
+  let owned: ArrayBuffer | null = null;
   try {
-    return structuredClone(buffer, { transfer: [buffer] });
+    if (buffer.byteLength > 0) owned = structuredClone(buffer, { transfer: [buffer] });
   } catch {
-    return null;
+    owned = null;
+  }
+  // As a local device's mapped ranges (which cannot be transferred), a job's later attempt to
+  // transfer the detached buffer throws a DataCloneError (Node 20 would otherwise let it pass).
+  markAsUntransferable(buffer);
+  return owned;
+}
+
+/** Mappings at creation from this size up are allocated once at createBuffer, to throw as a local device does. */
+const ALLOCATION_PROBE_BYTES = 256 * 1024 * 1024;
+
+/** Whether this process can allocate an ArrayBuffer of `size` bytes (its pages are touched only when used). */
+function canAllocate(size: number): boolean {
+  try {
+    new ArrayBuffer(size);
+    return true;
+  } catch {
+    return false;
   }
 }
 
 export class RemoteBuffer extends RemoteObject {
-  readonly size: number;
-  readonly usage: number;
+  readonly #size: number;
+  readonly #usage: number;
   #mapState: GPUBufferMapState = 'unmapped';
   #mapping: Mapping | null = null;
   #pendingReject: ((error: Error) => void) | null = null;
   #destroyed = false;
+  #forgetMapping: (() => void) | null = null;
 
   constructor(channel: DeviceChannel, id: number, descriptor: GPUBufferDescriptor) {
     const size = size64(descriptor.size, 'createBuffer: size');
@@ -49,22 +68,46 @@ export class RemoteBuffer extends RemoteObject {
     if (descriptor.mappedAtCreation && size % 4 !== 0) {
       throw new RangeError(`createBuffer: a buffer mapped at creation needs a size that is a multiple of 4, not ${size}`);
     }
+    // A local device allocates the mapping's memory now and throws a RangeError when it cannot. Only a large
+    // mapping is tried here (an ordinary upload's would only add work for the garbage collector).
+    if (descriptor.mappedAtCreation && size >= ALLOCATION_PROBE_BYTES && !canAllocate(size)) {
+      throw new RangeError(`createBuffer: cannot allocate ${size} bytes to map the buffer at creation`);
+    }
     super(channel, id, descriptor.label);
-    this.size = size;
-    this.usage = usage;
+    this.#size = size;
+    this.#usage = usage;
     channel.record({
-      op: 'createBuffer', id, size: this.size, usage: this.usage,
+      op: 'createBuffer', id, size, usage,
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
     });
     if (descriptor.mappedAtCreation) {
       this.#mapState = 'mapped';
       this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: null, size: this.size, ranges: [] };
+      this.#untilDeviceDestroyed();
     }
   }
 
-  get mapState(): GPUBufferMapState {
-    return this.#mapState;
+  /** A local device's destroy() unmaps its mapped buffers: their ranges are detached. */
+  #untilDeviceDestroyed(): void {
+    this.#forgetMapping = this.channel.untilDestroyed(() => {
+      for (const range of this.#mapping?.ranges ?? []) detach(range.buffer);
+      this.#mapping = null;
+      this.#mapState = 'unmapped';
+      this.#forgetMapping = null;
+    });
   }
+
+  /** Ends the mapping's watch on device.destroy() (at unmap and destroy). */
+  #endMapping(): void {
+    this.#forgetMapping?.();
+    this.#forgetMapping = null;
+  }
+
+  get size(): number { return this.#size; }
+
+  get usage(): number { return this.#usage; }
+
+  get mapState(): GPUBufferMapState { return this.#mapState; }
 
   async mapAsync(modeArg: number, offsetArg = 0, sizeArg?: number): Promise<undefined> {
     const [mode, offset, size] = [uint32(modeArg, 'mapAsync: mode'), size64(offsetArg, 'mapAsync: offset'), optionalSize64(sizeArg, 'mapAsync: size')];
@@ -93,6 +136,7 @@ export class RemoteBuffer extends RemoteObject {
       if (payload.byteLength < mapped.size) await Promise.race([this.#readRest(mapped, bytes, payload.byteLength), aborted]);
       this.#mapping = { mode, offset: mapped.offset, bytes, size: mapped.size, ranges: [] };
       this.#mapState = 'mapped';
+      this.#untilDeviceDestroyed();
       return undefined;
     } catch (error) {
       if (this.#mapState === 'pending') this.#mapState = 'unmapped';
@@ -151,6 +195,7 @@ export class RemoteBuffer extends RemoteObject {
     }
     const mapping = this.#mapping;
     this.#mapping = null;
+    this.#endMapping();
     if (this.#mapState !== 'mapped' || !mapping) {
       this.channel.record({ op: 'unmap', id: this.id });
       return undefined;
@@ -189,6 +234,7 @@ export class RemoteBuffer extends RemoteObject {
       this.#mapState = 'unmapped';
       for (const range of mapping?.ranges ?? []) detach(range.buffer);
     }
+    this.#endMapping();
     this.#destroyed = true;
     this.channel.record({ op: 'destroy', id: this.id });
     return undefined;

@@ -16,6 +16,13 @@ export interface DeviceEvents {
   lost(reason: 'destroyed' | 'unknown', message: string): void;
 }
 
+/**
+ * The most of a label the service is sent (it names objects in messages); the
+ * job keeps the whole label, which a local device accepts at any length. 256
+ * UTF-16 units stay within the command table's 1,024 bytes of UTF-8.
+ */
+const WIRE_LABEL_CHARS = 256;
+
 export class DeviceChannel {
   #destroyed = false;
   /** What destroy() must abort now: the device's pending mapAsync calls. */
@@ -59,6 +66,10 @@ export class DeviceChannel {
   /** Appends a command of this device to the batch. */
   record(cmd: Command): void {
     if (this.#destroyed) return;
+    const label = (cmd as { label?: unknown }).label;
+    if (label !== undefined && (typeof label !== 'string' || label.length > WIRE_LABEL_CHARS)) {
+      (cmd as { label?: string }).label = String(label).slice(0, WIRE_LABEL_CHARS);
+    }
     this.connection.recordFor(this.deviceId, cmd);
   }
 

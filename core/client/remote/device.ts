@@ -16,24 +16,27 @@ import {
 } from './objects.js';
 import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
-import { optionalSize64, size64 } from './webidl.js';
+import { bytesOf, dictionary, enumValue, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
+import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
 
-function bytesOf(data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
-  if (ArrayBuffer.isView(data)) {
-    const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
-    const start = data.byteOffset + dataOffset * element;
-    const length = size === undefined ? data.byteLength - dataOffset * element : size * element;
-    if (dataOffset * element > data.byteLength || length < 0 || start + length > data.byteOffset + data.byteLength) {
-      throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
-    }
-    return new Uint8Array(data.buffer, start, length);
+const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
+const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
+const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
+
+/**
+ * `compute.constants` as WebIDL converts a `record<USVString, GPUPipelineConstantValue>`:
+ * each value a `double`, so NaN and ±Infinity are a TypeError.
+ */
+function pipelineConstants(constants: unknown): Record<string, number> | undefined {
+  if (constants === undefined || constants === null) return undefined;
+  if (typeof constants !== 'object' && typeof constants !== 'function') throw new TypeError('constants is not an object');
+  const converted: Record<string, number> = {};
+  for (const key of Object.keys(constants)) {
+    const value = Number((constants as Record<string, unknown>)[key]);
+    if (!Number.isFinite(value)) throw new TypeError(`constant '${key}': ${String(value)} is not a finite number`);
+    converted[key] = value;
   }
-  const buffer = data as ArrayBuffer;
-  const length = size ?? buffer.byteLength - dataOffset;
-  if (dataOffset > buffer.byteLength || dataOffset + length > buffer.byteLength) {
-    throw new DOMException('writeBuffer: dataOffset and size are outside the data', 'OperationError');
-  }
-  return new Uint8Array(buffer, dataOffset, length);
+  return converted;
 }
 
 export class RemoteQueue extends RemoteObject {
@@ -50,7 +53,7 @@ export class RemoteQueue extends RemoteObject {
   writeBuffer(buffer: GPUBuffer, bufferOffsetArg: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
     const id = idOf(buffer, 'GPUBuffer');
     const bufferOffset = size64(bufferOffsetArg, 'writeBuffer: bufferOffset');
-    const bytes = bytesOf(data, optionalSize64(dataOffset, 'writeBuffer: dataOffset'), optionalSize64(size, 'writeBuffer: size'));
+    const bytes = bytesOf('writeBuffer', data, optionalSize64(dataOffset, 'writeBuffer: dataOffset'), optionalSize64(size, 'writeBuffer: size'));
     if (bytes.byteLength % 4 !== 0) throw new DOMException(`writeBuffer: ${bytes.byteLength} bytes is not a multiple of 4`, 'OperationError');
     // Copy now: the job may change its array as soon as this returns.
     for (let start = 0; start < bytes.byteLength || start === 0; start += DATA_CHUNK_BYTES) {
@@ -83,10 +86,13 @@ export class RemoteQueue extends RemoteObject {
 }
 
 export class RemoteDevice extends EventTarget {
-  readonly queue: RemoteQueue;
-  readonly lost: Promise<GPUDeviceLostInfo>;
-  onuncapturederror: ((event: GPUUncapturedErrorEvent) => void) | null = null;
-  label: string;
+  readonly #channel: DeviceChannel;
+  readonly #queue: RemoteQueue;
+  readonly #lost: Promise<GPUDeviceLostInfo>;
+  readonly #features: GPUSupportedFeatures;
+  readonly #limits: GPUSupportedLimits;
+  readonly #adapterInfo: GPUAdapterInfo;
+  #label: string;
   #resolveLost!: (info: GPUDeviceLostInfo) => void;
   #isLost = false;
   /** Held here, so the connection's weak reference to it lives as long as this device. */
@@ -96,20 +102,34 @@ export class RemoteDevice extends EventTarget {
   };
 
   constructor(
-    readonly channel: DeviceChannel,
-    readonly features: ReadonlySet<string>,
-    readonly limits: Readonly<Record<string, number>>,
-    readonly adapterInfo: GPUAdapterInfo,
+    channel: DeviceChannel,
+    features: ReadonlySet<string>,
+    limits: Record<string, number>,
+    adapterInfo: GPUAdapterInfo,
     label?: string,
   ) {
     super();
-    this.label = label ?? '';
-    this.queue = new RemoteQueue(channel, 0, undefined);
+    this.#channel = channel;
+    this.#adapterInfo = adapterInfo;
+    this.#label = label === undefined ? '' : String(label);
+    this.#features = supportedFeatures(features);
+    this.#limits = supportedLimits(limits);
+    this.#queue = new RemoteQueue(channel, 0, undefined);
     channel.record({ op: 'configureDevice', device: channel.deviceId, features: [...features], limits: { ...limits } });
-    this.lost = new Promise((resolve) => { this.#resolveLost = resolve; });
+    this.#lost = new Promise((resolve) => { this.#resolveLost = resolve; });
     channel.listen(this.#events);
     if (channel.deviceLost) this.#lose('unknown', 'the connection to the Salus service closed');
   }
+
+  /** The device's channel (not a WebGPU attribute: the remote GPU's own). */
+  get channel(): DeviceChannel { return this.#channel; }
+  get queue(): RemoteQueue { return this.#queue; }
+  get lost(): Promise<GPUDeviceLostInfo> { return this.#lost; }
+  get features(): GPUSupportedFeatures { return this.#features; }
+  get limits(): GPUSupportedLimits { return this.#limits; }
+  get adapterInfo(): GPUAdapterInfo { return this.#adapterInfo; }
+  get label(): string { return this.#label; }
+  set label(value: string) { this.#label = String(value); }
 
   createBuffer(descriptor: GPUBufferDescriptor): RemoteBuffer {
     return new RemoteBuffer(this.channel, this.channel.allocateId(), descriptor);
@@ -125,7 +145,15 @@ export class RemoteDevice extends EventTarget {
     const id = this.channel.allocateId();
     const entries = [...descriptor.entries].map((entry) => {
       if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
-      return { binding: entry.binding, visibility: entry.visibility, buffer: entry.buffer ? { ...entry.buffer, minBindingSize: entry.buffer.minBindingSize === undefined ? undefined : Number(entry.buffer.minBindingSize) } : undefined };
+      const binding = uint32(entry.binding, 'createBindGroupLayout: binding');
+      const visibility = uint32(entry.visibility, 'createBindGroupLayout: visibility');
+      const layout = entry.buffer;
+      const buffer = layout ? {
+        type: layout.type === undefined ? undefined : enumValue(layout.type, BUFFER_BINDING_TYPES, 'createBindGroupLayout: buffer.type'),
+        hasDynamicOffset: layout.hasDynamicOffset === undefined ? undefined : Boolean(layout.hasDynamicOffset),
+        minBindingSize: optionalSize64(layout.minBindingSize, 'createBindGroupLayout: buffer.minBindingSize'),
+      } : undefined;
+      return { binding, visibility, buffer };
     });
     this.channel.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
     return new RemoteBindGroupLayout(this.channel, id, descriptor.label);
@@ -134,18 +162,21 @@ export class RemoteDevice extends EventTarget {
   createPipelineLayout(descriptor: GPUPipelineLayoutDescriptor): RemotePipelineLayout {
     const id = this.channel.allocateId();
     const bindGroupLayouts = [...descriptor.bindGroupLayouts].map((l) => (l ? idOf(l, 'GPUBindGroupLayout') : null));
-    this.channel.record({ op: 'createPipelineLayout', id, bindGroupLayouts, label: descriptor.label });
+    const immediateSize = optionalUint32(descriptor.immediateSize, 'createPipelineLayout: immediateSize');
+    this.channel.record({ op: 'createPipelineLayout', id, bindGroupLayouts, immediateSize, label: descriptor.label });
     return new RemotePipelineLayout(this.channel, id, descriptor.label);
   }
 
   createComputePipeline(descriptor: GPUComputePipelineDescriptor): RemoteComputePipeline {
-    return this.#computePipeline(descriptor, undefined);
+    return this.#computePipeline(descriptor, pipelineConstants(descriptor.compute.constants), undefined);
   }
 
   async createComputePipelineAsync(descriptor: GPUComputePipelineDescriptor): Promise<RemoteComputePipeline> {
+    // Converted before anything is sent: a bad constant rejects this promise with a TypeError.
+    const constants = pipelineConstants(descriptor.compute.constants);
     const rid = this.channel.allocateRid();
     const reply = this.channel.expectReply(rid);
-    const pipeline = this.#computePipeline(descriptor, rid);
+    const pipeline = this.#computePipeline(descriptor, constants, rid);
     this.channel.flush();
     let result: unknown;
     try {
@@ -169,29 +200,33 @@ export class RemoteDevice extends EventTarget {
       if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
       buffers.push(binding.buffer);
       return {
-        binding: entry.binding,
+        binding: uint32(entry.binding, 'createBindGroup: binding'),
         buffer: idOf(binding.buffer, 'GPUBuffer'),
-        offset: binding.offset === undefined ? undefined : Number(binding.offset),
-        size: binding.size === undefined ? undefined : Number(binding.size),
+        offset: optionalSize64(binding.offset, 'createBindGroup: offset'),
+        size: optionalSize64(binding.size, 'createBindGroup: size'),
       };
     });
     this.channel.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
     return new RemoteBindGroup(this.channel, id, descriptor.label, buffers);
   }
 
-  createCommandEncoder(descriptor: GPUCommandEncoderDescriptor = {}): RemoteCommandEncoder {
+  createCommandEncoder(descriptorArg?: GPUCommandEncoderDescriptor | null): RemoteCommandEncoder {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     this.channel.record({ op: 'createCommandEncoder', id, label: descriptor.label });
     return new RemoteCommandEncoder(this.channel, id, descriptor.label);
   }
 
   createQuerySet(descriptor: GPUQuerySetDescriptor): RemoteQuerySet {
+    const type = enumValue(descriptor.type, QUERY_TYPES, 'createQuerySet: type');
+    const count = uint32(descriptor.count, 'createQuerySet: count');
     const id = this.channel.allocateId();
-    this.channel.record({ op: 'createQuerySet', id, type: descriptor.type as 'timestamp', count: descriptor.count, label: descriptor.label });
-    return new RemoteQuerySet(this.channel, id, descriptor.type, descriptor.count, descriptor.label);
+    this.channel.record({ op: 'createQuerySet', id, type, count, label: descriptor.label });
+    return new RemoteQuerySet(this.channel, id, type, count, descriptor.label);
   }
 
   pushErrorScope(filter: GPUErrorFilter): undefined {
+    filter = enumValue(filter, ERROR_FILTERS, 'pushErrorScope: filter');
     this.channel.record({ op: 'pushErrorScope', filter });
     return undefined;
   }
@@ -231,9 +266,8 @@ export class RemoteDevice extends EventTarget {
   createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 
-  #computePipeline(descriptor: GPUComputePipelineDescriptor, rid: number | undefined): RemoteComputePipeline {
+  #computePipeline(descriptor: GPUComputePipelineDescriptor, constants: Record<string, number> | undefined, rid: number | undefined): RemoteComputePipeline {
     const id = this.channel.allocateId();
-    const constants = descriptor.compute.constants ? Object.fromEntries(Object.entries(descriptor.compute.constants).map(([k, v]) => [k, Number(v)])) : undefined;
     this.channel.record({
       op: 'createComputePipeline', id, rid,
       layout: descriptor.layout === 'auto' ? 'auto' : idOf(descriptor.layout, 'GPUPipelineLayout'),
@@ -245,10 +279,33 @@ export class RemoteDevice extends EventTarget {
 
   #uncaptured(json: GpuErrorJson): void {
     const event = new GPUUncapturedErrorEvent('uncapturederror', { error: gpuErrorFromJson(json) });
-    const handled = this.onuncapturederror !== null || this.#hasListeners;
-    this.onuncapturederror?.call(this, event);
+    const handled = this.#handler !== null || this.#hasListeners;
     this.dispatchEvent(event);
     if (!handled) console.warn(`salus: uncaptured WebGPU ${json.type} error: ${json.message}`);
+  }
+
+  #handler: ((event: GPUUncapturedErrorEvent) => unknown) | null = null;
+  /** The listener that calls `onuncapturederror`, registered while it is set. */
+  #handlerListener: ((event: Event) => void) | null = null;
+
+  /**
+   * An event handler attribute, as in HTML: setting it registers one listener
+   * in its place among those added by `addEventListener` (then replacing the
+   * function keeps that place), and null removes it.
+   */
+  get onuncapturederror(): ((event: GPUUncapturedErrorEvent) => unknown) | null {
+    return this.#handler;
+  }
+
+  set onuncapturederror(value: ((event: GPUUncapturedErrorEvent) => unknown) | null) {
+    this.#handler = typeof value === 'function' || (typeof value === 'object' && value !== null) ? value : null;
+    if (this.#handler && !this.#handlerListener) {
+      this.#handlerListener = (event) => { (this.#handler as ((e: Event) => unknown) | null)?.call(this, event); };
+      super.addEventListener('uncapturederror', this.#handlerListener);
+    } else if (!this.#handler && this.#handlerListener) {
+      super.removeEventListener('uncapturederror', this.#handlerListener);
+      this.#handlerListener = null;
+    }
   }
 
   #listenerCount = 0;
@@ -269,6 +326,6 @@ export class RemoteDevice extends EventTarget {
   #lose(reason: 'destroyed' | 'unknown', message: string): void {
     if (this.#isLost) return;
     this.#isLost = true;
-    this.#resolveLost({ reason, message } as GPUDeviceLostInfo);
+    this.#resolveLost(deviceLostInfo(reason, message));
   }
 }

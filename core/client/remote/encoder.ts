@@ -1,7 +1,7 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
-import { optionalSize64, size64, uint32 } from './webidl.js';
+import { bytesOf, dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
   target.channel.record({ op: 'debugMarker', target: target.id, kind, label });
@@ -17,15 +17,32 @@ export class RemoteComputePassEncoder extends RemoteObject {
     this.#retained = retained;
   }
 
+  /** Immediate data for the dispatches after it (`dataOffset` and `size` in elements of a typed array, else bytes). */
+  setImmediates(rangeOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
+    const offset = uint32(rangeOffset, 'setImmediates: rangeOffset');
+    const bytes = bytesOf('setImmediates', data, optionalSize64(dataOffset, 'setImmediates: dataOffset'), optionalSize64(size, 'setImmediates: size'));
+    this.channel.record({ op: 'setImmediates', pass: this.id, offset, data: this.channel.attach(bytes, true) });
+    return undefined;
+  }
+
   setPipeline(pipeline: GPUComputePipeline): undefined {
     this.channel.record({ op: 'setPipeline', pass: this.id, pipeline: idOf(pipeline, 'GPUComputePipeline') });
     return undefined;
   }
 
-  setBindGroup(index: number, bindGroup: GPUBindGroup | null, offsets?: Iterable<number> | Uint32Array, start?: number, length?: number): undefined {
+  setBindGroup(indexArg: number, bindGroup: GPUBindGroup | null, offsets?: Iterable<number> | Uint32Array, startArg?: number, lengthArg?: number): undefined {
+    const index = uint32(indexArg, 'setBindGroup: index');
     let dynamicOffsets: number[] | undefined;
-    if (offsets instanceof Uint32Array && start !== undefined) dynamicOffsets = [...offsets.subarray(start, start + (length ?? offsets.length - start))];
-    else if (offsets) dynamicOffsets = [...offsets];
+    if (offsets instanceof Uint32Array && startArg !== undefined) {
+      const start = size64(startArg, 'setBindGroup: dynamicOffsetsDataStart');
+      const length = uint32(lengthArg, 'setBindGroup: dynamicOffsetsDataLength');
+      if (start + length > offsets.length) {
+        throw new RangeError(`setBindGroup: dynamic offsets [${start}, ${start + length}) are past the data's ${offsets.length} elements`);
+      }
+      dynamicOffsets = [...offsets.subarray(start, start + length)];
+    } else if (offsets) {
+      dynamicOffsets = [...offsets].map((offset) => uint32(offset, 'setBindGroup: dynamic offset'));
+    }
     if (bindGroup) this.#retained.add(bindGroup);
     this.channel.record({
       op: 'setBindGroup', pass: this.id, index,
@@ -60,16 +77,19 @@ export class RemoteComputePassEncoder extends RemoteObject {
 export class RemoteCommandEncoder extends RemoteObject {
   #retained: Retained = new Set();
 
-  beginComputePass(descriptor: GPUComputePassDescriptor = {}): RemoteComputePassEncoder {
+  beginComputePass(descriptorArg?: GPUComputePassDescriptor | null): RemoteComputePassEncoder {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     const tw = descriptor.timestampWrites;
+    const beginningOfPassWriteIndex = optionalUint32(tw?.beginningOfPassWriteIndex, 'beginComputePass: beginningOfPassWriteIndex');
+    const endOfPassWriteIndex = optionalUint32(tw?.endOfPassWriteIndex, 'beginComputePass: endOfPassWriteIndex');
     if (tw) this.#retained.add(tw.querySet);
     this.channel.record({
       op: 'beginComputePass', id, encoder: this.id, label: descriptor.label,
       timestampWrites: tw ? {
         querySet: idOf(tw.querySet, 'GPUQuerySet'),
-        beginningOfPassWriteIndex: tw.beginningOfPassWriteIndex,
-        endOfPassWriteIndex: tw.endOfPassWriteIndex,
+        beginningOfPassWriteIndex,
+        endOfPassWriteIndex,
       } : undefined,
     });
     return new RemoteComputePassEncoder(this.channel, id, descriptor.label, this.#retained);
@@ -104,7 +124,9 @@ export class RemoteCommandEncoder extends RemoteObject {
     return undefined;
   }
 
-  resolveQuerySet(querySet: GPUQuerySet, first: number, count: number, dst: GPUBuffer, dstOffset: number): undefined {
+  resolveQuerySet(querySet: GPUQuerySet, firstArg: number, countArg: number, dst: GPUBuffer, dstOffsetArg: number): undefined {
+    const [first, count] = [uint32(firstArg, 'resolveQuerySet: firstQuery'), uint32(countArg, 'resolveQuerySet: queryCount')];
+    const dstOffset = size64(dstOffsetArg, 'resolveQuerySet: destinationOffset');
     this.#retained.add(querySet).add(dst);
     this.channel.record({
       op: 'resolveQuerySet', encoder: this.id, querySet: idOf(querySet, 'GPUQuerySet'),
@@ -121,7 +143,8 @@ export class RemoteCommandEncoder extends RemoteObject {
   popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }
   insertDebugMarker(label: string): undefined { debugMarker(this, 'insert', label); return undefined; }
 
-  finish(descriptor: GPUCommandBufferDescriptor = {}): RemoteCommandBuffer {
+  finish(descriptorArg?: GPUCommandBufferDescriptor | null): RemoteCommandBuffer {
+    const descriptor = dictionary(descriptorArg);
     const id = this.channel.allocateId();
     this.channel.record({ op: 'finish', encoder: this.id, id, label: descriptor.label });
     const retained = this.#retained;

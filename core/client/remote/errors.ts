@@ -4,9 +4,26 @@
  */
 import type { GpuErrorJson } from '../../protocol/commands.js';
 
-/** Base of the three error kinds that error scopes and `uncapturederror` deliver. */
+/**
+ * Base of the three error kinds that error scopes and `uncapturederror` deliver.
+ * As in WebGPU, it cannot be constructed itself, and `message` is a readonly
+ * attribute of its prototype.
+ */
 export class GPUError {
-  constructor(readonly message: string) {}
+  readonly #message: string;
+
+  constructor(message: string) {
+    if (new.target === GPUError) throw new TypeError('Illegal constructor');
+    this.#message = String(message);
+  }
+
+  get message(): string {
+    return this.#message;
+  }
+
+  static {
+    Object.defineProperty(GPUError.prototype, 'message', { ...Object.getOwnPropertyDescriptor(GPUError.prototype, 'message'), enumerable: true });
+  }
 }
 export class GPUValidationError extends GPUError {}
 export class GPUOutOfMemoryError extends GPUError {}

@@ -2,6 +2,8 @@
 import { DeviceChannel } from './channel.js';
 import { RemoteDevice } from './device.js';
 import { deviceFeatures, deviceLimits } from './limits.js';
+import { dictionary, size64 } from './webidl.js';
+import { adapterInfo as makeAdapterInfo, supportedFeatures, supportedLimits, wgslLanguageFeatures } from './interfaces.js';
 import type { ServiceConnection } from '../connection.js';
 
 /** Fields a newer service may add to its welcome; read when present. */
@@ -11,11 +13,11 @@ interface WelcomeExtras {
   wgslLanguageFeatures?: string[];
 }
 
-/** GPUAdapterInfo as a plain frozen object with the fields browsers expose. */
+/** The adapter's GPUAdapterInfo, from the service's welcome. */
 function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
   const info = connection.welcome.adapter.info as typeof connection.welcome.adapter.info & WelcomeExtras;
   const limits = connection.welcome.adapter.limits;
-  return Object.freeze({
+  return makeAdapterInfo({
     vendor: info.vendor,
     architecture: info.architecture,
     device: info.device,
@@ -24,20 +26,49 @@ function adapterInfo(connection: ServiceConnection): GPUAdapterInfo {
     subgroupMinSize: info.subgroupMinSize ?? limits.subgroupMinSize ?? 4,
     subgroupMaxSize: info.subgroupMaxSize ?? limits.subgroupMaxSize ?? 128,
     isFallbackAdapter: info.isSoftware,
-  }) as unknown as GPUAdapterInfo;
+  });
+}
+
+const POWER_PREFERENCES = ['low-power', 'high-performance'];
+const FEATURE_LEVELS = ['core', 'compatibility'];
+
+/**
+ * `requiredLimits` as WebIDL converts a `record<DOMString, (GPUSize64 or undefined)>`:
+ * each value an [EnforceRange] unsigned long long (NaN, ±Infinity, below 0 or
+ * past 2^53−1 is a TypeError), undefined ones left out.
+ */
+function convertRequiredLimits(requiredLimits: unknown): Record<string, number> {
+  const converted: Record<string, number> = {};
+  if (requiredLimits === undefined || requiredLimits === null) return converted;
+  if (typeof requiredLimits !== 'object' && typeof requiredLimits !== 'function') {
+    throw new TypeError('requestDevice: requiredLimits is not an object');
+  }
+  for (const key of Object.keys(requiredLimits)) {
+    const value = (requiredLimits as Record<string, unknown>)[key];
+    if (value !== undefined) converted[key] = size64(value, `requestDevice: requiredLimits.${key}`);
+  }
+  return converted;
 }
 
 export class RemoteAdapter {
-  readonly features: ReadonlySet<string>;
-  readonly limits: Readonly<Record<string, number>>;
-  readonly info: GPUAdapterInfo;
+  readonly #connection: ServiceConnection;
+  readonly #features: GPUSupportedFeatures;
+  readonly #limits: GPUSupportedLimits;
+  readonly #info: GPUAdapterInfo;
   #consumed = false;
 
-  constructor(private readonly connection: ServiceConnection) {
-    this.features = new Set(connection.welcome.adapter.features);
-    this.limits = Object.freeze({ ...connection.welcome.adapter.limits });
-    this.info = adapterInfo(connection);
+  constructor(connection: ServiceConnection) {
+    this.#connection = connection;
+    this.#features = supportedFeatures(connection.welcome.adapter.features);
+    this.#limits = supportedLimits(connection.welcome.adapter.limits);
+    this.#info = adapterInfo(connection);
   }
+
+  get features(): GPUSupportedFeatures { return this.#features; }
+
+  get limits(): GPUSupportedLimits { return this.#limits; }
+
+  get info(): GPUAdapterInfo { return this.#info; }
 
   /** Older spelling of `info`, still called by some libraries. */
   async requestAdapterInfo(): Promise<GPUAdapterInfo> {
@@ -51,38 +82,51 @@ export class RemoteAdapter {
    * request is invalid. As on a local adapter, each adapter gives out one device:
    * ask `navigator.gpu.requestAdapter()` again for the next.
    */
-  async requestDevice(descriptor: GPUDeviceDescriptor = {}): Promise<RemoteDevice> {
+  async requestDevice(descriptorArg?: GPUDeviceDescriptor | null): Promise<RemoteDevice> {
+    const descriptor = dictionary(descriptorArg);
     if (this.#consumed) {
       // dawn.node's words for the same case.
       throw new DOMException('adapter is "consumed": it has already been used to create a device', 'OperationError');
     }
+    // WebIDL converts the whole descriptor first: a limit that is no GPUSize64 is a TypeError, even an unknown one.
+    const requiredLimits = convertRequiredLimits(descriptor.requiredLimits);
     const features = deviceFeatures(this.features, descriptor.requiredFeatures as Iterable<unknown> | undefined);
-    const limits = deviceLimits(this.limits, descriptor.requiredLimits);
+    const limits = deviceLimits(this.#connection.welcome.adapter.limits, requiredLimits);
     this.#consumed = true;
-    const requiredLimits = Object.fromEntries(Object.entries(descriptor.requiredLimits ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, Number(v)]));
     try {
-      await this.connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
+      await this.#connection.request({ t: 'requestDevice', requiredFeatures: [...features], requiredLimits });
     } catch (error) {
       throw new DOMException((error as Error).message, 'OperationError');
     }
-    const channel = new DeviceChannel(this.connection, this.connection.allocateDeviceId());
-    return new RemoteDevice(channel, features, Object.freeze(limits), this.info, descriptor.label);
+    const channel = new DeviceChannel(this.#connection, this.#connection.allocateDeviceId());
+    return new RemoteDevice(channel, features, limits, this.info, descriptor.label);
   }
 }
 
 /** What a job sees as `navigator.gpu`. */
 export class RemoteGPU {
   /** The service's WGSL language features, when its welcome names them. */
-  readonly wgslLanguageFeatures: ReadonlySet<string>;
+  readonly #connection: ServiceConnection;
+  readonly #wgslLanguageFeatures: WGSLLanguageFeatures;
 
-  constructor(private readonly connection: ServiceConnection) {
-    this.wgslLanguageFeatures = new Set((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
+  constructor(connection: ServiceConnection) {
+    this.#connection = connection;
+    this.#wgslLanguageFeatures = wgslLanguageFeatures((connection.welcome.adapter as WelcomeExtras).wgslLanguageFeatures ?? []);
   }
 
-  async requestAdapter(_options?: GPURequestAdapterOptions): Promise<RemoteAdapter | null> {
-    if (this.connection.closed) return null;
-    return new RemoteAdapter(this.connection);
+  async requestAdapter(optionsArg?: GPURequestAdapterOptions | null): Promise<RemoteAdapter | null> {
+    const options = dictionary(optionsArg);
+    const { powerPreference, featureLevel } = options as GPURequestAdapterOptions & { featureLevel?: unknown };
+    if (powerPreference !== undefined && !POWER_PREFERENCES.includes(String(powerPreference))) {
+      throw new TypeError(`requestAdapter: '${String(powerPreference)}' is not a valid GPUPowerPreference`);
+    }
+    // featureLevel is a DOMString, not an enum: one the implementation does not know gives no adapter.
+    if (featureLevel !== undefined && !FEATURE_LEVELS.includes(String(featureLevel))) return null;
+    if (this.#connection.closed) return null;
+    return new RemoteAdapter(this.#connection);
   }
+
+  get wgslLanguageFeatures(): WGSLLanguageFeatures { return this.#wgslLanguageFeatures; }
 
   getPreferredCanvasFormat(): GPUTextureFormat {
     return 'bgra8unorm';

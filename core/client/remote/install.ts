@@ -5,6 +5,7 @@
  */
 import type { ServiceConnection } from '../connection.js';
 import { GPUBufferUsage, GPUColorWrite, GPUMapMode, GPUShaderStage, GPUTextureUsage } from './constants.js';
+import { RemoteObject } from './base.js';
 import { RemoteBuffer } from './buffer.js';
 import { RemoteDevice, RemoteQueue } from './device.js';
 import { RemoteCommandEncoder, RemoteComputePassEncoder } from './encoder.js';
@@ -12,6 +13,7 @@ import {
   GPUError, GPUInternalError, GPUOutOfMemoryError, GPUPipelineError, GPUUncapturedErrorEvent, GPUValidationError,
 } from './errors.js';
 import { RemoteAdapter, RemoteGPU } from './gpu.js';
+import { DATA_INTERFACES } from './interfaces.js';
 import {
   RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
   RemoteQuerySet, RemoteShaderModule,
@@ -25,6 +27,8 @@ import {
 const NEVER_CONSTRUCTED = [
   'GPUTexture', 'GPUTextureView', 'GPUSampler', 'GPUExternalTexture', 'GPURenderPipeline',
   'GPURenderPassEncoder', 'GPURenderBundle', 'GPURenderBundleEncoder', 'GPUCanvasContext',
+  // Dawn's own, beside the specification's: a local dawn.node job has them as globals.
+  'GPUSubgroupMatrixConfig', 'GPUResourceTable',
 ];
 
 /** A class named `name` that, like WebGPU's interfaces, cannot be constructed by scripts. */
@@ -50,8 +54,15 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     GPUCommandEncoder: RemoteCommandEncoder, GPUComputePassEncoder: RemoteComputePassEncoder,
     GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
     GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
+    ...DATA_INTERFACES,
   };
   for (const name of NEVER_CONSTRUCTED) globals[name] = illegalConstructor(name);
+  // WebIDL puts each interface's attributes on its own prototype (GPUObjectBase's label too), so shims that
+  // replace `GPUBuffer.prototype.label` find it there.
+  const label = Object.getOwnPropertyDescriptor(RemoteObject.prototype, 'label')!;
+  for (const value of Object.values(globals)) {
+    if (typeof value === 'function' && value.prototype instanceof RemoteObject) Object.defineProperty(value.prototype, 'label', label);
+  }
   for (const [key, value] of Object.entries(globals)) {
     if (typeof value === 'function') nameAs(value, key);
     Object.defineProperty(globalThis, key, { value, configurable: true, writable: true, enumerable: false });

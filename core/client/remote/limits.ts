@@ -54,20 +54,18 @@ const IMPLICIT_FEATURES = ['core-features-and-limits'];
 const lowerIsBetter = (key: string) => key.startsWith('min');
 
 /**
- * The device's limits for `requiredLimits` on an adapter with `adapterLimits`.
+ * The device's limits for `requiredLimits` (already converted by WebIDL) on an adapter with `adapterLimits`.
  * Throws an OperationError DOMException, as requestDevice rejects, for an
  * unknown limit, one past the adapter's, or an alignment that is not a power of 2.
  */
 export function deviceLimits(
   adapterLimits: Readonly<Record<string, number>>,
-  requiredLimits: Record<string, GPUSize64 | undefined> = {},
+  requiredLimits: Readonly<Record<string, number>> = {},
 ): Record<string, number> {
   const limits: Record<string, number> = {};
   for (const key of Object.keys(adapterLimits)) limits[key] = DEFAULT_LIMITS[key] ?? adapterLimits[key];
-  for (const [key, raw] of Object.entries(requiredLimits)) {
-    if (raw === undefined) continue;
-    if (!(key in adapterLimits)) throw new DOMException(`requestDevice: unknown limit '${key}'`, 'OperationError');
-    const value = Number(raw);
+  for (const [key, value] of Object.entries(requiredLimits)) {
+    if (!Object.prototype.hasOwnProperty.call(adapterLimits, key)) throw new DOMException(`requestDevice: unknown limit '${key}'`, 'OperationError');
     const adapterValue = adapterLimits[key];
     if (lowerIsBetter(key)) {
       if (value < adapterValue) throw new DOMException(`requestDevice: ${key} ${value} is below the adapter's ${adapterValue}`, 'OperationError');

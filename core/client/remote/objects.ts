@@ -1,6 +1,8 @@
 /** The simple remote objects: shader modules, layouts, pipelines, bind groups, query sets, command buffers. */
 import { RemoteObject } from './base.js';
 import type { DeviceChannel } from './channel.js';
+import { compilationInfo, type CompilationMessageFields } from './interfaces.js';
+import { wrappedUint32 } from './webidl.js';
 
 export class RemoteShaderModule extends RemoteObject {
   /** Compilation messages from the service's shader compiler. */
@@ -16,8 +18,7 @@ export class RemoteShaderModule extends RemoteObject {
       if (!this.channel.deviceLost) throw error;
       result = { messages: [] };
     }
-    const messages = (result as { messages: GPUCompilationMessage[] }).messages;
-    return { messages: Object.freeze(messages.map((m) => Object.freeze({ ...m }))) } as unknown as GPUCompilationInfo;
+    return compilationInfo((result as { messages: CompilationMessageFields[] }).messages);
   }
 }
 
@@ -59,15 +60,24 @@ export class RemoteComputePipeline extends RemoteObject {
   /** The layout of bind group `index` (for `'auto'` layouts): a new object on every call, as in browsers. */
   getBindGroupLayout(index: number): RemoteBindGroupLayout {
     const id = this.channel.allocateId();
-    this.channel.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index });
+    this.channel.record({ op: 'getBindGroupLayout', id, pipeline: this.id, index: wrappedUint32(index) });
     return new RemoteBindGroupLayout(this.channel, id, '');
   }
 }
 
 export class RemoteQuerySet extends RemoteObject {
-  constructor(channel: DeviceChannel, id: number, readonly type: GPUQueryType, readonly count: number, label?: string) {
+  readonly #type: GPUQueryType;
+  readonly #count: number;
+
+  constructor(channel: DeviceChannel, id: number, type: GPUQueryType, count: number, label?: string) {
     super(channel, id, label);
+    this.#type = type;
+    this.#count = count;
   }
+
+  get type(): GPUQueryType { return this.#type; }
+
+  get count(): number { return this.#count; }
 
   destroy(): undefined {
     this.channel.record({ op: 'destroy', id: this.id });

@@ -36,3 +36,47 @@ export function uint32(value: unknown, what: string): number {
 export function optionalSize64(value: unknown, what: string): number | undefined {
   return value === undefined ? undefined : size64(value, what);
 }
+
+/** An optional GPUSize32 argument or member: undefined stays undefined. */
+export function optionalUint32(value: unknown, what: string): number | undefined {
+  return value === undefined ? undefined : uint32(value, what);
+}
+
+/** A plain (not [EnforceRange]) `unsigned long`: WebIDL wraps it modulo 2^32, NaN and ±Infinity give 0. */
+export function wrappedUint32(value: unknown): number {
+  return Number(value) >>> 0;
+}
+
+/** An enum value: its string when it is one of `values`, else the TypeError WebIDL throws. */
+export function enumValue<T extends string>(value: unknown, values: readonly T[], what: string): T {
+  const text = String(value);
+  if (!(values as readonly string[]).includes(text)) throw new TypeError(`${what}: '${text}' is not a valid value (${values.join(', ')})`);
+  return text as T;
+}
+
+/** A dictionary argument as WebIDL converts it: null and undefined are both the empty dictionary. */
+export function dictionary<T extends object>(value: T | null | undefined): T {
+  return value ?? ({} as T);
+}
+
+/**
+ * The bytes `data` names (writeBuffer's and setImmediates' rule: `dataOffset` and `size` count elements of a
+ * typed array, bytes of anything else), as a view; an OperationError naming `what` when they are outside it.
+ */
+export function bytesOf(what: string, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset = 0, size?: number): Uint8Array {
+  if (ArrayBuffer.isView(data)) {
+    const element = (data as unknown as { BYTES_PER_ELEMENT?: number }).BYTES_PER_ELEMENT ?? 1;
+    const start = data.byteOffset + dataOffset * element;
+    const length = size === undefined ? data.byteLength - dataOffset * element : size * element;
+    if (dataOffset * element > data.byteLength || length < 0 || start + length > data.byteOffset + data.byteLength) {
+      throw new DOMException(`${what}: dataOffset and size are outside the data`, 'OperationError');
+    }
+    return new Uint8Array(data.buffer, start, length);
+  }
+  const buffer = data as ArrayBuffer;
+  const length = size ?? buffer.byteLength - dataOffset;
+  if (dataOffset > buffer.byteLength || dataOffset + length > buffer.byteLength) {
+    throw new DOMException(`${what}: dataOffset and size are outside the data`, 'OperationError');
+  }
+  return new Uint8Array(buffer, dataOffset, length);
+}

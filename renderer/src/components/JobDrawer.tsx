@@ -6,7 +6,7 @@
 import { useEffect, useLayoutEffect, useRef, type ReactElement, type ReactNode } from 'react';
 import { jobColor } from '../colors.js';
 import { formatBytes, formatBytesExact, formatClock, formatCount, formatDuration, formatIterationMs } from '../format.js';
-import { etaMs, progressShare } from '../store/jobView.js';
+import { etaMs, progressShare, shownIterations } from '../store/jobView.js';
 import { useCommands, usePanel } from '../store/hooks.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import { CloseIcon, RefreshIcon } from './icons.js';
@@ -33,7 +33,7 @@ function BytesField({ label, bytes }: { label: string; bytes: number | undefined
 
 function Details({ job }: { job: JobInfo }): ReactElement {
   const share = progressShare(job);
-  const { done, total } = job.iterations;
+  const { done, total } = shownIterations(job);
   return (
     <dl className="details">
       <Field label="Iterations">
@@ -41,6 +41,10 @@ function Details({ job }: { job: JobInfo }): ReactElement {
         {share !== null ? <span className="muted"> · {(share * 100).toFixed(1)}%</span> : null}
       </Field>
       <Field label="ETA">{formatDuration(etaMs(job))}</Field>
+      <Field label="GPU share">
+        {job.share ?? 1}
+        {job.attainedFraction != null ? <span className="muted"> · {(job.attainedFraction * 100).toFixed(1)}% of live jobs' GPU time</span> : null}
+      </Field>
       <Field label="Average iteration">{formatIterationMs(job.avgIterationMs)}</Field>
       <Field label="Iterations marked by">{job.iterationSource === 'sdk' ? 'the job (SDK)' : 'sync points (inferred)'}</Field>
       <Field label="Persistent memory" title={formatBytesExact(job.memory.persistentBytes)}>

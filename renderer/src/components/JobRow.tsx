@@ -6,7 +6,7 @@
 import { memo, type CSSProperties, type ReactElement } from 'react';
 import { jobColor } from '../colors.js';
 import { formatBytes, formatBytesExact, formatCount, formatDuration, formatIterationMs } from '../format.js';
-import { etaMs, progressShare } from '../store/jobView.js';
+import { etaMs, progressShare, shownIterations } from '../store/jobView.js';
 import { usePanel } from '../store/hooks.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import { JobActions, PriorityInput, StateBadge } from './JobControls.js';
@@ -17,7 +17,7 @@ export const ROW_HEIGHT = 52;
 function Progress({ job }: { job: JobInfo }): ReactElement {
   const share = progressShare(job);
   const eta = etaMs(job);
-  const { done, total } = job.iterations;
+  const { done, total } = shownIterations(job);
   return (
     <div className="progress-cell">
       <div

@@ -11,6 +11,12 @@ export function isActive(job: JobInfo): boolean {
   return !FINAL_STATES.includes(job.state);
 }
 
+/** Iterations done and declared, as the panel shows them: done never reads past the total (a job may run more than it declared). */
+export function shownIterations(job: JobInfo): { done: number; total: number | null } {
+  const { done, total } = job.iterations;
+  return { done: total === null ? done : Math.min(done, total), total };
+}
+
 /** Iterations done as a share of the total, 0..1; null when the total is unknown. */
 export function progressShare(job: JobInfo): number | null {
   const { done, total } = job.iterations;

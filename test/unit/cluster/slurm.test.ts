@@ -5,6 +5,7 @@ import { parseSqueueJson, parseSqueueText, slurmJobIdOf } from '../../../core/cl
 import { batchScript, shellWord } from '../../../core/cluster/batchScript.js';
 import { nodeSocketPath } from '../../../core/cluster/nodeMemory.js';
 import { restConfig, slurmTimeMinutes } from '../../../core/cluster/slurmRest.js';
+import { parseSubmitArgs } from '../../../core/cluster/submit.js';
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
@@ -78,6 +79,16 @@ describe('cluster jobs', () => {
     expect(slurmJobIdOf('slurm:42')).toBe('42');
     expect(slurmJobIdOf('42')).toBe('42');
     expect(slurmJobIdOf('job-3')).toBeNull();
+  });
+});
+
+describe('salus submit arguments', () => {
+  it('take the scheduling hints salus run takes, and pass them on to it on the node', () => {
+    const request = parseSubmitArgs(['job.js', '--iterations', '10', '--duration', '2m', '--share', '3', '--', '--lr', '1']);
+    expect(request.hints).toMatchObject({ iterations: 10, durationMs: 120_000, share: 3 });
+    expect(request.runFlags).toEqual(['--iterations', '10', '--duration', '2m', '--share', '3']);
+    expect(() => parseSubmitArgs(['job.js', '--share', '0'])).toThrow("--share must be a number above 0, got '0'");
+    expect(() => parseSubmitArgs(['job.js', '--duration', 'soon'])).toThrow("--duration: 'soon' is not a duration");
   });
 });
 

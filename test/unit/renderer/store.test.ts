@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import { demoSnapshot } from '../../../renderer/src/dev/demoSnapshot.js';
-import { etaMs, selectVisibleJobIds, visibleJobIds } from '../../../renderer/src/store/jobView.js';
+import { etaMs, progressShare, selectVisibleJobIds, shownIterations, visibleJobIds } from '../../../renderer/src/store/jobView.js';
 import { createPanelStore } from '../../../renderer/src/store/panelStore.js';
 import { OUTPUT_LIMIT_CHARS } from '../../../renderer/src/store/uiSlice.js';
 
@@ -150,6 +150,13 @@ describe('panel store: sorting and filtering', () => {
     expect(etaMs(job)).toBeCloseTo((10_000 - 4210) * 182.4);
     expect(etaMs({ ...job, iterations: { done: 5, total: null } })).toBeNull();
     expect(etaMs({ ...job, state: 'done' })).toBeNull();
+  });
+
+  it('never reads past 100%, nor a negative time left, for a job that ran more iterations than it declared', () => {
+    const over = { ...demoSnapshot(NOW).jobs[0], iterations: { done: 44, total: 40 } };
+    expect(shownIterations(over)).toEqual({ done: 40, total: 40 });
+    expect(progressShare(over)).toBe(1);
+    expect(etaMs(over)).toBe(0);
   });
 });
 

@@ -94,6 +94,23 @@ describe('hold (workConserving off)', () => {
     expect(scheduler.runningIn('L')).toBe('B');
   });
 
+  it('takes a declared run time and share at addJob and live, checking them', () => {
+    const { scheduler } = setup('SRTF', { workConserving: true });
+    scheduler.addJob({ id: 'busy', laneId: 'L' });
+    void scheduler.requestIteration('busy');
+    scheduler.addJob({ id: 'A', laneId: 'L', itersTotal: 10, durationMs: 5000 });
+    scheduler.addJob({ id: 'B', laneId: 'L', itersTotal: 10, durationMs: 9000 });
+    void scheduler.requestIteration('A');
+    void scheduler.requestIteration('B');
+    // B now declares 1 s: it goes first at busy's boundary.
+    scheduler.setDeclared('B', { durationMs: 1000 });
+    scheduler.finishIteration('busy', 10);
+    expect(scheduler.runningIn('L')).toBe('B');
+    expect(() => scheduler.setDeclared('A', { share: 0 })).toThrow('share must be a finite number above 0, got 0');
+    expect(() => scheduler.setDeclared('A', { durationMs: NaN })).toThrow('durationMs must be a finite number');
+    expect(() => scheduler.addJob({ id: 'C', laneId: 'L', share: -1 })).toThrow('share must be a finite number above 0, got -1');
+  });
+
   it('gives the lane back to the best job when it asks within holdMs', () => {
     const { clock, scheduler } = setup('FIFO', { holdMs: 250 });
     scheduler.addJob({ id: 'A', laneId: 'L' });

@@ -31,6 +31,12 @@ describe('traceFromHistory', () => {
     expect(parseTrace(formatTraceCsv(jobs, ['from a test']))).toEqual(jobs);
   });
 
+  it('keeps the run time and share a job declared', () => {
+    const [job] = traceFromHistory([entry('job-1', 'declared', { spec: { name: 'declared', file: null, args: [], hints: { durationMs: 1200, share: 3 }, priority: 0 } })]).jobs;
+    expect(job).toMatchObject({ durationMs: 1200, share: 3 });
+    expect(parseTrace(formatTraceCsv([job]))).toEqual([job]);
+  });
+
   it('keeps a unique name as it is and answers nothing for a history with no iterations', () => {
     expect(traceFromHistory([entry('job-1', 'solo', {})]).jobs[0].name).toBe('solo');
     expect(traceFromHistory([entry('job-1', 'idle', { iterations: { done: 0, total: null } })])).toEqual({ jobs: [], skipped: 1 });

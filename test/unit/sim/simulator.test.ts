@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { simulate, type SimResult } from '../../../core/sim/simulator.js';
 import type { TraceJob } from '../../../core/sim/trace.js';
+import { shortestFirstAvgJctMs } from './optimum.js';
 
 function job(name: string, arrivalS: number, iterations: number, iterationMs: number, more: Partial<TraceJob> = {}): TraceJob {
   return { name, arrivalS, iterations, iterationMs, persistentBytes: 0, ephemeralBytes: 0, priority: 0, gapMs: 0, ...more };
@@ -25,17 +26,13 @@ describe('simulate', () => {
     expect(result.jobs.map((j) => j.queuedMs)).toEqual([0, 950, 1050]);
   });
 
-  it('SRTF switches to the shortest remaining job at iteration boundaries, measuring a new job first', () => {
+  it('SRTF switches to the shortest remaining job at iteration boundaries', () => {
     const result = simulate(three, { policy: 'SRTF' });
-    // New jobs are measured by two iterations, each ranked as a first iteration costs here (100 ms; the very first,
-    // with nothing measured, ahead of all), ties by arrival: A 0–200; B (arrived at 50) 200–400, done; C (arrived
-    // at 150) 400–600, then 300 ms left against A's 800: C 600–900; A 900–1700.
-    expect(jct(result)).toEqual({ A: 1700, B: 350, C: 750 });
-    expect(result.avgJctMs).toBeCloseTo(2800 / 3, 6);
+    // A 0–100; B (arrived at 50) ranks as a first iteration here (100) + 1 × 100 against A's 9 × 100: B 100–300;
+    // C (arrived at 150): 100 + 4 × 100 = 500 against A's 900: C 300–800; A 800–1700. The optimum at boundaries.
+    expect(jct(result)).toEqual({ A: 1700, B: 250, C: 650 });
+    expect(result.avgJctMs).toBeCloseTo(2600 / 3, 6);
     expect(result.makespanMs).toBe(1700);
-    // Guessing instead (a new job as fast as the measured ones): B (200 ms) 100–300; C (500 ms) 300–800; A 800–1700.
-    const guessing = simulate(three, { policy: 'SRTF', params: { probeFirst: false } });
-    expect(jct(guessing)).toEqual({ A: 1700, B: 250, C: 650 });
   });
 
   it('lets jobs arriving at the same time arrive in file order', () => {
@@ -125,6 +122,15 @@ describe('simulate', () => {
     expect(() => simulate(trace, { policy: 'PACK', maxSpeedup: 0.5 })).toThrow(/must be 1 or more, got 0.5/);
   });
 
+  it('divides GPU time by shares under FAIR, and only there', () => {
+    const trace = [job('a', 0, 40, 100, { share: 3 }), job('b', 0, 40, 100, { share: 1 })];
+    // a takes three iterations to b's one until its 40 are done at 5.3 s: 4 of 5.3 s (75.5%, within an iteration of 3/4).
+    expect(jct(simulate(trace, { policy: 'FAIR' }))).toEqual({ a: 5300, b: 8000 });
+    // Equal shares take turns; the other policies ignore shares.
+    expect(jct(simulate(trace.map((j) => ({ ...j, share: 1 })), { policy: 'FAIR' }))).toEqual({ a: 7900, b: 8000 });
+    expect(jct(simulate(trace, { policy: 'FIFO' }))).toEqual({ a: 4000, b: 8000 });
+  });
+
   it('runs the highest priority first under PRIORITY', () => {
     const trace = [job('busy', 0, 3, 100), job('low', 0.01, 2, 100, { priority: 1 }), job('high', 0.02, 2, 100, { priority: 5 })];
     const result = simulate(trace, { policy: 'PRIORITY', params: { agingPerSecond: 0 } });
@@ -136,5 +142,44 @@ describe('simulate', () => {
     const trace = [job('A', 0, 3, 10), job('B', 0, 3, 10)];
     expect(simulate(trace, { policy: 'FAIR' })).toEqual(simulate(trace, { policy: 'FAIR' }));
     expect(() => simulate(trace, { policy: 'LIFO' })).toThrow(/Unknown policy "LIFO"; valid policies: FIFO, SRTF, PACK, FAIR, PRIORITY/);
+  });
+});
+
+describe('SRTF on traces solved by hand (the optimum\'s average JCT within 2%)', () => {
+  const within2 = (result: SimResult, optimumMs: number) => expect(Math.abs(result.avgJctMs! / optimumMs - 1)).toBeLessThan(0.02);
+
+  it('ten jobs arriving together, declaring 10, 9, …, 1 iterations of 1 s: shortest first, 22.0 s', () => {
+    const trace = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1].map((n) => job(`j${n}`, 0, n, 1000));
+    const optimumMs = shortestFirstAvgJctMs(trace.map((j) => j.iterations * j.iterationMs));
+    expect(optimumMs).toBe(22_000);
+    const srtf = simulate(trace, { policy: 'SRTF' });
+    within2(srtf, optimumMs);
+    expect(srtf.avgJctMs).toBe(22_000); // exact: nothing is measured out of order
+    expect(simulate(trace, { policy: 'FIFO' }).avgJctMs).toBe(38_500);
+  });
+
+  it('staggered arrivals, preempting at iteration boundaries', () => {
+    // A: 10 × 1 s from 0; B: 2 × 1 s from 2.5 s; C: 1 × 1 s from 4.5 s. At A's boundary at 3 s, B (2 s) preempts A
+    // (7 s left): B 3–5; C 5–6 (B and C tie at 4 s: 1 s each, B came first); A 6–13. JCTs 13, 2.5, 1.5.
+    const trace = [job('A', 0, 10, 1000), job('B', 2.5, 2, 1000), job('C', 4.5, 1, 1000)];
+    const srtf = simulate(trace, { policy: 'SRTF' });
+    expect(jct(srtf)).toEqual({ A: 13_000, B: 2500, C: 1500 });
+    within2(srtf, 17_000 / 3);
+  });
+
+  it('mixed iteration times, once measured or declared', () => {
+    // L: 20 × 500 ms from 0, measured by 1 s. D: 100 × 20 ms (2 s) and S: 6 × 500 ms (3 s), both from 1.2 s; D declares
+    // its 2 s (faster iterations than any measured: without it nothing says so), S only its iterations. At L's boundary
+    // at 1.5 s: D 2 s < S 0.5 + 5 × 0.5 = 3 s < L 8.5 s: D 1.5–3.5, S 3.5–6.5, L 6.5–15. JCTs 15, 2.3, 5.3 s.
+    const trace = [job('L', 0, 20, 500), job('D', 1.2, 100, 20, { durationMs: 2000 }), job('S', 1.2, 6, 500)];
+    const srtf = simulate(trace, { policy: 'SRTF' });
+    expect(jct(srtf)).toEqual({ L: 15_000, D: 2300, S: 5300 });
+    within2(srtf, (15_000 + 2300 + 5300) / 3);
+    // Jobs of many iterations are measured early (two iterations each, shorter declared first): X (100 × 100 ms, 10 s)
+    // and Y (400 × 10 ms, 4 s) together: X 0–0.2 s, Y measured 0.2–0.22 s and, shorter, runs to 4.2 s; X to 14 s.
+    // Optimum 4 and 14 s, 9 s on average; measuring X first cost Y 0.2 s.
+    const measured = simulate([job('X', 0, 100, 100), job('Y', 0, 400, 10)], { policy: 'SRTF' });
+    expect(jct(measured)).toEqual({ X: 14_000, Y: 4200 });
+    within2(measured, 9000);
   });
 });

@@ -1,6 +1,6 @@
 /** Trace parsing: both formats, defaults, and errors that say where and what. */
 import { describe, expect, it } from 'vitest';
-import { parseTrace } from '../../../core/sim/trace.js';
+import { formatTraceCsv, parseTrace } from '../../../core/sim/trace.js';
 
 const HEADER = 'name,arrivalS,iterations,iterationMs,persistentBytes,ephemeralBytes,priority';
 
@@ -17,6 +17,15 @@ describe('parseTrace', () => {
       { name: 'a', arrivalS: 0, iterations: 10, iterationMs: 25.5, persistentBytes: 1024 ** 2, ephemeralBytes: 4096, priority: 0, gapMs: 3 },
       { name: 'b, the second', arrivalS: 1.5, iterations: 2, iterationMs: 100, persistentBytes: 0, ephemeralBytes: 0, priority: -2, gapMs: 0 },
     ]);
+  });
+
+  it('reads the optional durationMs (declared run time; blank: undeclared) and share columns, and writes them back', () => {
+    const jobs = parseTrace(`${HEADER},durationMs,share\nd,0,10,100,0,0,0,1500,3\nu,0,5,100,0,0,0,,\n`, 'jobs.csv');
+    expect(jobs[0]).toMatchObject({ durationMs: 1500, share: 3 });
+    expect(jobs[1]).not.toHaveProperty('durationMs');
+    expect(jobs[1]).not.toHaveProperty('share');
+    expect(parseTrace(formatTraceCsv(jobs))).toEqual(jobs);
+    expect(() => parseTrace(`${HEADER},share\nz,0,1,10,0,0,0,0\n`, 'jobs.csv')).toThrow('jobs.csv line 2: share is "0"; expected a number above 0');
   });
 
   it('reads columns in any order, and a JSON list of the same objects', () => {
