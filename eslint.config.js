@@ -4,6 +4,67 @@ import tseslint from 'typescript-eslint';
 
 const nodeOnly = ['node:*', 'fs', 'path', 'net', 'child_process', 'os'];
 
+/**
+ * The order of core/'s folders (README, "Layout"): a folder may import the
+ * folders of earlier tiers, never those of its own tier or later ones, so a
+ * backward import fails `npm run lint` (test/unit/lint/folderOrder.test.ts
+ * proves it).
+ */
+export const CORE_TIERS = [
+  ['protocol'],
+  ['platform'],
+  ['memory', 'scheduler'],
+  ['executor', 'sim', 'client'],
+  ['service'],
+  ['server', 'bridge', 'history', 'cluster'],
+  ['cli'],
+];
+
+/**
+ * Named exceptions to the order, each with its reason: file → the imports it
+ * may make that its folder may not.
+ */
+const ORDER_EXCEPTIONS = {
+  // `salus run --local` runs a job on a local device: the job side needs the one module that loads webgpu.
+  'core/client/localRun.ts': ['executor/gpu'],
+};
+
+const ELECTRON_AND_UI = ['electron', 'react', 'react-dom', 'zustand'];
+const WEBGPU = { name: 'webgpu', message: 'Only core/executor/gpu.ts loads the webgpu package.' };
+const ABOVE_CORE = { group: ['**/renderer/**', '**/electron/**'], message: 'core/ knows nothing above it.' };
+
+/** The `no-restricted-imports` options of one core folder (one file's exceptions, when given). */
+function coreImportRule(folder, { file, allowWebgpu = false } = {}) {
+  const tier = CORE_TIERS.findIndex((names) => names.includes(folder));
+  const later = CORE_TIERS.slice(tier).flat().filter((name) => name !== folder);
+  const allowed = ORDER_EXCEPTIONS[file] ?? [];
+  // Matches `../later/…` (any depth of `../`), less the file's named exceptions.
+  const except = allowed.map((path) => `(?!${path.replace('/', '\\/')}\\.js$)`).join('');
+  const patterns = [ABOVE_CORE];
+  if (later.length > 0) {
+    patterns.push({
+      regex: `^(\\.\\./)+${except}(${later.join('|')})/`,
+      message: `core/${folder} may import only ${CORE_TIERS.slice(0, tier).flat().join(', ') || 'nothing else of ours'} (folder order: README, "Layout").`,
+    });
+  }
+  if (folder === 'protocol') patterns.push({ group: nodeOnly, message: 'core/protocol is portable: the renderer imports it.' });
+  return ['error', { paths: allowWebgpu ? ELECTRON_AND_UI : [...ELECTRON_AND_UI, WEBGPU], patterns }];
+}
+
+/** One lint block per core folder, plus one per file with an exception. */
+function coreFolderRules() {
+  const blocks = [];
+  for (const folder of CORE_TIERS.flat()) {
+    blocks.push({ files: [`core/${folder}/**/*.ts`], rules: { 'no-restricted-imports': coreImportRule(folder) } });
+  }
+  for (const file of Object.keys(ORDER_EXCEPTIONS)) {
+    blocks.push({ files: [file], rules: { 'no-restricted-imports': coreImportRule(file.split('/')[1], { file }) } });
+  }
+  // Only the executor's gpu module may load the native WebGPU binding.
+  blocks.push({ files: ['core/executor/gpu.ts'], rules: { 'no-restricted-imports': coreImportRule('executor', { allowWebgpu: true }) } });
+  return blocks;
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', 'renderer/dist/**', 'bench/results/**'] },
   ...tseslint.configs.recommended,
@@ -13,35 +74,7 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  {
-    files: ['core/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        paths: ['electron', 'react', 'react-dom', 'zustand'],
-        patterns: [{ group: ['**/renderer/**', '**/electron/**'], message: 'core/ knows nothing above it.' }],
-      }],
-    },
-  },
-  {
-    // Only the executor's gpu module may load the native WebGPU binding.
-    files: ['core/**/*.ts'],
-    ignores: ['core/executor/gpu.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        paths: ['electron', 'react', 'react-dom', 'zustand', { name: 'webgpu', message: 'Only core/executor/gpu.ts loads the webgpu package.' }],
-        patterns: [{ group: ['**/renderer/**', '**/electron/**'], message: 'core/ knows nothing above it.' }],
-      }],
-    },
-  },
-  {
-    files: ['core/protocol/**/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        paths: ['webgpu', 'electron', 'react'],
-        patterns: [{ group: nodeOnly, message: 'core/protocol is portable: the renderer imports it.' }, { group: ['../*'], message: 'core/protocol depends on nothing else of ours.' }],
-      }],
-    },
-  },
+  ...coreFolderRules(),
   {
     // The renderer runs in a web page and sees core/protocol only (SalusApi and state types).
     files: ['renderer/src/**/*.{ts,tsx}'],

@@ -6,49 +6,33 @@
  * asks (https://www.electronjs.org/docs/latest/tutorial/security#17-validate-the-sender-of-all-ipc-messages).
  */
 import { z } from 'zod';
-import { describeZodError, jobHintsSchema } from '../core/protocol/messages.js';
-import { POLICY_NAMES } from '../core/protocol/state.js';
-import { SLURM_JOB_ID } from '../core/protocol/cluster.js';
+import { describeZodError } from '../core/protocol/messages.js';
+import { CONTROL_CALLS, PANEL_CALL_NAMES, type CallArgs, type PanelCallName } from '../core/protocol/calls.js';
 import type { ConnectionState } from '../core/protocol/api.js';
 import type { BridgeMethod } from '../core/protocol/bridge.js';
 import { isAppUrl } from './appProtocol.js';
-import { invokeChannel, type InvokeMethod, type ServiceStatus } from './desktopApi.js';
+import { invokeChannel, type DesktopMethod, type InvokeMethod, type ServiceStatus } from './desktopApi.js';
 import { checkJobFile } from './jobFiles.js';
 
-const jobId = z.string().min(1).max(64);
-const knobs = z.record(z.string().min(1).max(64), z.union([z.number().finite(), z.boolean()]))
-  .refine((value) => Object.keys(value).length <= 64, 'at most 64 knobs');
 const absolutePath = z.string().min(1).max(4096).refine((value) => !value.includes('\0'), 'a path without NUL characters');
 
-/** The arguments each invoke method accepts; anything else is refused. */
-export const INVOKE_SCHEMAS = {
-  snapshot: z.tuple([]),
-  setPolicy: z.tuple([z.enum(POLICY_NAMES), knobs.optional()]),
-  setPolicyParams: z.tuple([knobs]),
-  killJob: z.tuple([jobId]),
-  pauseJob: z.tuple([jobId]),
-  resumeJob: z.tuple([jobId]),
-  setPriority: z.tuple([jobId, z.number().finite().min(-1e6).max(1e6)]),
-  launchJob: z.tuple([z.object({
-    file: absolutePath,
-    name: z.string().max(256).optional(),
-    args: z.array(z.string().max(4096)).max(256).optional(),
-    hints: jobHintsSchema.optional(),
-  }).strict()]),
-  uploadJob: z.tuple([
-    z.string().min(1).max(255).regex(/^[^/\\\0]+\.m?js$/i, 'a file name (no folders) ending in .js or .mjs'),
-    z.string().max(16 * 1024 * 1024),
-  ]),
-  jobOutput: z.tuple([jobId]),
-  exampleJobs: z.tuple([]),
-  clusterJobs: z.tuple([]),
-  killClusterJob: z.tuple([z.string().regex(SLURM_JOB_ID, 'a Slurm job id')]),
+/** The arguments of the methods main answers itself. */
+const DESKTOP_SCHEMAS = {
   checkJobFile: z.tuple([absolutePath]),
   connectionState: z.tuple([]),
   serviceStatus: z.tuple([]),
-} satisfies Record<InvokeMethod, z.ZodType<unknown[]>>;
+} satisfies Record<DesktopMethod, z.ZodType<unknown[]>>;
 
-type Args<M extends InvokeMethod> = z.infer<(typeof INVOKE_SCHEMAS)[M]>;
+type Args<M extends InvokeMethod> = M extends PanelCallName ? CallArgs<M> : M extends DesktopMethod ? z.output<(typeof DESKTOP_SCHEMAS)[M]> : never;
+
+/**
+ * The arguments each invoke method accepts; anything else is refused. The
+ * panel's calls take their schemas from the call table (core/protocol/calls.ts).
+ */
+export const INVOKE_SCHEMAS: Record<InvokeMethod, z.ZodType<unknown[]>> = {
+  ...Object.fromEntries(PANEL_CALL_NAMES.map((method) => [method, CONTROL_CALLS[method].params])) as unknown as Record<PanelCallName, z.ZodType<unknown[]>>,
+  ...DESKTOP_SCHEMAS,
+};
 
 /** What answers each invoke method, given validated arguments. */
 export type InvokeHandlers = { [M in InvokeMethod]: (...args: Args<M>) => unknown };
@@ -103,24 +87,24 @@ export interface HandlerDeps {
   supervisor: { status: ServiceStatus };
 }
 
+/** Arguments as sent: trailing `undefined`s dropped (JSON would turn them into nulls, which optional parameters refuse). */
+export function sentArgs(args: readonly unknown[]): unknown[] {
+  let end = args.length;
+  while (end > 0 && args[end - 1] === undefined) end -= 1;
+  return args.slice(0, end);
+}
+
 /** The desktop's handlers: SalusApi calls go to the service; the rest are answered here. */
 export function createInvokeHandlers({ client, supervisor }: HandlerDeps): InvokeHandlers {
-  const done = async (promise: Promise<unknown>): Promise<void> => { await promise; };
+  // Calls without a result answer null over the socket; the panel's API says undefined.
+  const forward = (method: BridgeMethod) => async (...args: unknown[]) => (await client.call(method, ...sentArgs(args))) ?? undefined;
+  const forwarded = Object.fromEntries(PANEL_CALL_NAMES.map((method) => [method, forward(method)])) as {
+    [M in PanelCallName]: (...args: CallArgs<M>) => unknown;
+  };
   return {
-    snapshot: () => client.call('snapshot'),
-    setPolicy: (name, params) => (params ? client.call('setPolicy', name, params) : client.call('setPolicy', name)),
-    setPolicyParams: (params) => client.call('setPolicyParams', params),
-    killJob: (id) => done(client.call('killJob', id)),
-    pauseJob: (id) => done(client.call('pauseJob', id)),
-    resumeJob: (id) => done(client.call('resumeJob', id)),
-    setPriority: (id, priority) => done(client.call('setPriority', id, priority)),
+    ...forwarded,
     // The service runs on this machine: the main process checks the file before the service spawns it.
     launchJob: async (request) => client.call('launchJob', { ...request, file: await checkJobFile(request.file) }),
-    uploadJob: (fileName, source) => client.call('uploadJob', fileName, source),
-    jobOutput: (id) => client.call('jobOutput', id),
-    exampleJobs: () => client.call('exampleJobs'),
-    clusterJobs: () => client.call('clusterJobs'),
-    killClusterJob: (id) => done(client.call('killClusterJob', id)),
     checkJobFile: (path) => checkJobFile(path),
     connectionState: () => client.state,
     serviceStatus: () => supervisor.status,

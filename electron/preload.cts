@@ -6,14 +6,24 @@
  *
  * A sandboxed preload runs as a classic script that may `require` only
  * `electron` and a few Node built-ins, so this file is CommonJS (.cts) and
- * imports nothing of ours but types; the channel names are restated here and
- * the compiler holds them equal to desktopApi.ts's.
+ * imports nothing of ours but types. The channel names and the panel's calls
+ * are therefore restated here, and the compiler holds them equal to
+ * desktopApi.ts's and core/protocol/calls.ts's: a call added to the table is a
+ * type error here until its name is added to PANEL_CALLS.
  */
 import { contextBridge, ipcRenderer, webUtils } from 'electron';
-import type { ConnectionState, ExampleJob, LaunchRequest, ServiceEvent } from '../core/protocol/api.js';
-import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../core/protocol/state.js';
-import type { ClusterJobs } from '../core/protocol/cluster.js';
+import type { ConnectionState, ServiceEvent } from '../core/protocol/api.js';
+import type { PanelCallName, PanelMethods } from '../core/protocol/calls.js';
 import type { DesktopApi, InvokeMethod, PUSH_CHANNELS, PushPayloads, ServiceStatus } from './desktopApi.js';
+
+/** The panel's calls (core/protocol/calls.ts), one invoke channel each. */
+export const PANEL_CALLS = [
+  'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob', 'setPriority',
+  'launchJob', 'uploadJob', 'jobOutput', 'exampleJobs', 'clusterJobs', 'killClusterJob',
+] as const satisfies readonly PanelCallName[];
+/** Compiles only while PANEL_CALLS names every panel call. */
+const everyPanelCall: [Exclude<PanelCallName, (typeof PANEL_CALLS)[number]>] extends [never] ? true : never = true;
+void everyPanelCall;
 
 const pushChannels: typeof PUSH_CHANNELS = {
   event: 'salus:event',
@@ -53,28 +63,22 @@ export function createDesktopApi({ ipcRenderer: ipc, webUtils: files }: Omit<Pre
     return () => { stopped = true; stop(); };
   };
 
+  // Trailing undefined arguments are dropped: `setPolicy(name)` sends one argument, as main expects.
+  const panelMethods = Object.fromEntries(PANEL_CALLS.map((method) => [method, (...args: unknown[]) => {
+    let end = args.length;
+    while (end > 0 && args[end - 1] === undefined) end -= 1;
+    return invoke(method, ...args.slice(0, end));
+  }])) as unknown as PanelMethods;
+
   // A notification click can come before the panel listens: keep the last one for it.
   let pendingSelection: string | null = null;
   let selectListeners = 0;
   listen('selectJob', (jobId) => { if (selectListeners === 0) pendingSelection = jobId; });
 
   return {
-    snapshot: () => invoke<ServiceSnapshot>('snapshot'),
+    ...panelMethods,
     subscribe: (listener: (event: ServiceEvent) => void) => listen('event', listener),
     onConnection: (listener: (state: ConnectionState) => void) => watch('connection', 'connectionState', listener),
-    setPolicy: (name: PolicyName, params?: Record<string, PolicyParamValue>) =>
-      (params === undefined ? invoke<PolicyInfo>('setPolicy', name) : invoke<PolicyInfo>('setPolicy', name, params)),
-    setPolicyParams: (params: Record<string, PolicyParamValue>) => invoke<PolicyInfo>('setPolicyParams', params),
-    killJob: (id: string) => invoke<void>('killJob', id),
-    pauseJob: (id: string) => invoke<void>('pauseJob', id),
-    resumeJob: (id: string) => invoke<void>('resumeJob', id),
-    setPriority: (id: string, priority: number) => invoke<void>('setPriority', id, priority),
-    launchJob: (request: LaunchRequest) => invoke<{ jobId: string }>('launchJob', request),
-    uploadJob: (fileName: string, source: string) => invoke<{ file: string }>('uploadJob', fileName, source),
-    jobOutput: (id: string) => invoke<string>('jobOutput', id),
-    exampleJobs: () => invoke<ExampleJob[]>('exampleJobs'),
-    clusterJobs: () => invoke<ClusterJobs>('clusterJobs'),
-    killClusterJob: (id: string) => invoke<void>('killClusterJob', id),
     pathForDroppedFile: async (file: unknown) => {
       const path = files.getPathForFile(file as never);
       if (!path) throw new Error('salus: the dropped item is not a file on this computer');

@@ -20,7 +20,8 @@
  * `{"final":{"ep":..,"checksum":..}}`.
  */
 import * as ort from 'onnxruntime-web/webgpu';
-import { buildConvNet, buildMlp, prng, uniformArray } from './ort-models.js';
+import { buildConvNet, buildMlp } from './ort-models.js';
+import { prng, uniformArray } from './prng.js';
 
 function parseArgs(argv) {
   const opts = { ep: 'webgpu', requests: 8, batch: 4, seed: 1 };

@@ -5,27 +5,14 @@
  * ModelProto (opset 17), ready for `InferenceSession.create(bytes)`.
  */
 import onnxProto from 'onnx-proto';
+import { prng, uniformArray } from './prng.js';
+
+/** Re-exported for the inference benchmark (bench/evaluation/inference.ts), which draws its requests as the servers do. */
+export { prng };
 
 const { onnx } = onnxProto;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const OPSET = 17;
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** `length` values uniform in (-scale, scale). */
-export function uniformArray(rand, length, scale) {
-  return Float32Array.from({ length }, () => (rand() * 2 - 1) * scale);
-}
 
 const count = (dims) => dims.reduce((a, b) => a * b, 1);
 

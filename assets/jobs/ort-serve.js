@@ -22,7 +22,8 @@
  * and `{"final":{"requests":..,"checksum":..,"p50Ms":..,"p99Ms":..}}`.
  */
 import * as ort from 'onnxruntime-web/webgpu';
-import { buildConvNet, buildMlp, prng, uniformArray } from './ort-models.js';
+import { buildConvNet, buildMlp } from './ort-models.js';
+import { prng, uniformArray } from './prng.js';
 
 const SIZES = {
   small: { build: buildMlp, batch: 1 },

@@ -16,6 +16,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
+import { prng, uniformArray } from './prng.js';
 
 const CLASSES = 4;
 /** Batch, image side (pixels) and channels of the first conv (the second has twice as many). */
@@ -38,20 +39,6 @@ function parseArgs(argv) {
   }
   return opts;
 }
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const uniformArray = (rand, length, scale) => Float32Array.from({ length }, () => (rand() * 2 - 1) * scale);
 
 /** Pixel (y, x) of pattern `label` with stripe phase `phase`: 1 on a stripe, else 0. */
 function pattern(label, y, x, phase) {

@@ -17,6 +17,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
+import { prng, uniformArray } from './prng.js';
 
 const INPUTS = 4;
 const TEACHER_HIDDEN = 8;
@@ -40,20 +41,6 @@ function parseArgs(argv) {
   }
   return opts;
 }
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const uniformArray = (rand, length, scale) => Float32Array.from({ length }, () => (rand() * 2 - 1) * scale);
 
 /** The fixed teacher RNN that labels a sequence (an array of INPUTS-vectors). */
 function makeTeacher(rand) {

@@ -22,6 +22,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
+import { prng, uniformArray, uniformIn } from './prng.js';
 
 const INPUTS = 8;
 const TEACHER_HIDDEN = 16;
@@ -45,21 +46,6 @@ function parseArgs(argv) {
   }
   return opts;
 }
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const uniformIn = (rand, scale) => (rand() * 2 - 1) * scale;
-const uniformArray = (rand, length, scale) => Float32Array.from({ length }, () => uniformIn(rand, scale));
 
 /** The fixed teacher network that labels the data: y = v . tanh(U x + c). */
 function makeTeacher(rand) {

@@ -12,13 +12,10 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { SalusService } from '../server/service.js';
-import type { JobLauncher } from '../server/launcher.js';
-import { runControl } from '../server/control.js';
-import { createServiceMetrics } from '../server/prometheus.js';
+import { runControl, type ControlTarget } from '../service/control.js';
+import { createServiceMetrics } from './prometheus.js';
 import { BRIDGE_METHODS, type BridgeCall, type BridgeMessage } from '../protocol/bridge.js';
 import type { ServiceEvent } from '../protocol/api.js';
-import { clusterJobsAnswer } from '../cluster/clusterJobs.js';
 
 /** Where `npm run build:renderer` puts the panel (dist/renderer beside dist/core). */
 export const RENDERER_DIR = fileURLToPath(new URL('../../renderer/', import.meta.url));
@@ -124,8 +121,9 @@ async function serveStatic(response: ServerResponse, pathname: string): Promise<
 }
 
 /** Starts the web panel; resolves once it listens. */
-export async function startHttp(service: SalusService, launcher: JobLauncher | null, listen: string, token = process.env.SALUS_TOKEN || randomBytes(18).toString('hex')): Promise<HttpPanel> {
+export async function startHttp(target: ControlTarget, listen: string, token = process.env.SALUS_TOKEN || randomBytes(18).toString('hex')): Promise<HttpPanel> {
   const { host, port } = parseListen(listen);
+  const { service } = target;
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 32 * 1024 * 1024 });
   const metrics = createServiceMetrics(service);
 
@@ -158,7 +156,7 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
       '/api/memory': () => service.memoryMap(),
       '/api/policy': () => { const p = service.policyInfo(); return { name: p.name, params: p.params, knobs: p.knobs }; },
       '/api/snapshot': () => service.snapshot(),
-      '/api/cluster': () => clusterJobsAnswer(),
+      '/api/cluster': () => target.cluster.jobs(),
     };
     const route = routes[url.pathname];
     if (route && request.method === 'GET') {
@@ -179,7 +177,7 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
       socket.end('HTTP/1.1 401 Unauthorized\r\nconnection: close\r\n\r\n');
       return;
     }
-    sockets.handleUpgrade(request, socket, head, (ws) => bridge(ws, service, launcher));
+    sockets.handleUpgrade(request, socket, head, (ws) => bridge(ws, target));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -208,7 +206,8 @@ export async function startHttp(service: SalusService, launcher: JobLauncher | n
 }
 
 /** One panel connection: calls in, answers and events out. */
-function bridge(ws: WebSocket, service: SalusService, launcher: JobLauncher | null): void {
+function bridge(ws: WebSocket, target: ControlTarget): void {
+  const { service } = target;
   const send = (message: BridgeMessage) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
@@ -216,8 +215,8 @@ function bridge(ws: WebSocket, service: SalusService, launcher: JobLauncher | nu
     if (ws.bufferedAmount > MAX_BUFFERED_BYTES) return;
     send({ event });
   };
-  service.on('event', onEvent);
-  ws.on('close', () => service.off('event', onEvent));
+  const stopListening = service.onDidPublish(onEvent);
+  ws.on('close', stopListening);
   send({ event: { type: 'snapshot', snapshot: service.snapshot() } });
   ws.on('message', async (data) => {
     let call: BridgeCall;
@@ -229,7 +228,7 @@ function bridge(ws: WebSocket, service: SalusService, launcher: JobLauncher | nu
       return;
     }
     try {
-      const result = await runControl(service, launcher, call.method, call.params, 'web');
+      const result = await runControl(target, call.method, call.params, 'web');
       send({ id: call.id, result: result ?? null });
     } catch (error) {
       send({ id: call.id, error: { message: (error as Error).message } });

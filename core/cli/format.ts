@@ -1,6 +1,8 @@
-/** Plain-text tables for the CLI. */
-import { formatBytes } from '../memory/size.js';
+/** Plain-text tables for the CLI: jobs, memory, policy, and the cluster's jobs and memory. */
+import { formatBytes } from '../platform/size.js';
 import type { JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
+import type { ClusterJob } from '../protocol/cluster.js';
+import type { NodeMemory } from '../cluster/nodeMemory.js';
 
 /** Rows as columns padded to their widest cell, two spaces apart; the first row is the header. */
 export function table(rows: string[][]): string {
@@ -57,4 +59,22 @@ export function formatPolicy(policy: PolicyInfo): string {
     lines.push(`  ${knob.key} = ${String(policy.params[knob.key])}${range}  ${knob.description}`);
   }
   return lines.join('\n');
+}
+
+/** The table of `salus jobs --cluster`. */
+export function formatClusterJobs(jobs: ClusterJob[]): string {
+  if (jobs.length === 0) return 'no Salus jobs in the cluster (submit one with `salus submit FILE`)';
+  const rows = [['SLURM ID', 'NAME', 'STATE', 'NODE', 'USER', 'PARTITION', 'EXIT']];
+  for (const job of jobs) {
+    rows.push([job.slurmJobId, job.name.slice(0, 24), job.state, job.node ?? '-', job.user, job.partition, job.exitCode === null ? '-' : String(job.exitCode)]);
+  }
+  return table(rows);
+}
+
+/** The text of `salus memory --cluster`: each node's map under a line naming it. */
+export function formatClusterMemory(nodes: NodeMemory[]): string {
+  if (nodes.length === 0) return 'no node of the cluster has a GPU in Slurm';
+  return nodes.map((entry) => (entry.memory
+    ? `${entry.node}: ${formatBytes(entry.memory.usedBytes)} of ${formatBytes(entry.memory.capacityBytes)} used (${entry.socket})\n${formatMemory(entry.memory)}`
+    : `${entry.node}: ${entry.error}`)).join('\n\n');
 }

@@ -1,21 +1,10 @@
 /** `salus history`: its options, read into a HistoryFilter, and its table. */
-import { formatBytes } from '../memory/size.js';
+import { formatBytes } from '../platform/size.js';
 import type { HistoryEntry, HistoryFilter } from '../protocol/history.js';
 import type { JobState } from '../protocol/state.js';
+import { parseDurationMs } from '../platform/duration.js';
 
 const STATES: readonly JobState[] = ['queued', 'running', 'paused', 'done', 'failed', 'killed'];
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-/** Milliseconds in a DURATION such as `90s`, `30m`, `2h`, `7d`, `1w` or `1h30m`; throws saying what is wanted. */
-export function parseDurationMs(text: string): number {
-  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)\s*([smhdw])/gy)];
-  const consumed = parts.map((p) => p[0]).join('');
-  if (parts.length === 0 || consumed.replace(/\s/g, '') !== text.replace(/\s/g, '')) {
-    throw new Error(`'${text}' is not a duration: write e.g. 90s, 30m, 2h, 7d, 1w or 1h30m`);
-  }
-  return parts.reduce((sum, [, value, unit]) => sum + Number(value) * UNIT_MS[unit], 0);
-}
-
 /** The filter for `salus history`'s options (as parseArgs gives them), at time `nowMs`. */
 export function historyFilter(values: { state?: string[]; name?: string; since?: string; limit?: string }, nowMs = Date.now()): HistoryFilter {
   const filter: HistoryFilter = {};

@@ -8,11 +8,9 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EXIT_NO_GPU } from '../protocol/exitCodes.js';
+import { SALUS_CLI_PATH } from '../platform/cliPath.js';
 
-/** The `salus` command of this installation (bin/salus.js beside dist/). */
-export const SALUS_CLI_PATH = fileURLToPath(new URL('../../../bin/salus.js', import.meta.url));
 
 /** The unit's name, for `systemctl --user … salus`. */
 export const UNIT_NAME = 'salus.service';

@@ -7,23 +7,23 @@ import { parseArgs } from 'node:util';
 import { findServiceSocket, isListening, resolveSocketPath } from '../platform/socketPath.js';
 import { ServiceConnection } from '../client/connection.js';
 import { runJob } from '../client/run.js';
-import { parseSize } from '../memory/size.js';
+import { parseSize } from '../platform/size.js';
 import { parseKnobValue } from '../scheduler/params.js';
-import { formatJobs, formatMemory, formatPolicy } from './format.js';
+import { formatClusterJobs, formatClusterMemory, formatJobs, formatMemory, formatPolicy } from './format.js';
 import { serve } from './serve.js';
 import { formatSimulation, historyTraceCsv, parseSimulateArgs, runSimulation } from './simulate.js';
 import { serveSettings } from './serveSettings.js';
 import { printJobLogs } from './logs.js';
 import { installUserUnit, unitServeArgs } from './installUnit.js';
 import { formatHistory, historyFilter } from './history.js';
-import { schedulingHintFlags } from './hintFlags.js';
+import { schedulingHintFlags } from '../platform/hintFlags.js';
 import { readHistoryOffline } from '../history/offline.js';
 import { resolveDataDir } from '../history/dataDir.js';
 import type { HistoryEntry } from '../protocol/history.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo } from '../protocol/state.js';
 import { parseSubmitArgs, submitJob } from '../cluster/submit.js';
-import { cancelSlurmJob, formatClusterJobs, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
-import { clusterMemory, formatClusterMemory } from '../cluster/nodeMemory.js';
+import { cancelSlurmJob, listClusterJobs, slurmJobIdOf } from '../cluster/clusterJobs.js';
+import { clusterMemory } from '../cluster/nodeMemory.js';
 
 const USAGE = `usage: salus <command> [options]
 

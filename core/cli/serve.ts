@@ -7,10 +7,12 @@ import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
 import { openGpu } from '../executor/gpu.js';
 import { detectCapacity } from '../memory/capacity.js';
-import { SalusService, SERVICE_VERSION } from '../server/service.js';
+import { SalusService, SERVICE_VERSION } from '../service/service.js';
+import type { ControlTarget } from '../service/control.js';
 import { openJobHistory, resolveDataDir } from '../history/index.js';
 import { listenSocket } from '../server/socketServer.js';
-import { JobLauncher } from '../server/launcher.js';
+import { JobLauncher } from '../service/launcher.js';
+import { cancelSlurmJob, clusterJobsAnswer } from '../cluster/clusterJobs.js';
 import { prepareBulkDir, removeBulkDir } from '../platform/bulkDir.js';
 import { createLogger, type Logger } from '../platform/logger.js';
 import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../protocol/state.js';
@@ -68,7 +70,8 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   }
   const jobsDir = options.jobsDir ?? join(dataDir, 'jobs');
   const launcher = new JobLauncher(service, options.socketPath, jobsDir);
-  const server = await listenSocket(service, options.socketPath, launcher);
+  const target: ControlTarget = { service, launcher, cluster: { jobs: clusterJobsAnswer, cancel: cancelSlurmJob } };
+  const server = await listenSocket(target, options.socketPath);
   // Only now, with the socket ours, are this socket's earlier runs surely over (their unfinished jobs lost).
   // Synchronously after listening: no job has said hello yet.
   const history = openJobHistory({ dataDir, serviceKey: options.socketPath, version: SERVICE_VERSION, log: service.log });
@@ -82,7 +85,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   if (history) service.log(`salus: job history in ${dataDir}`);
   if (httpServer) {
     // Before earlier launches start again: a panel that cannot listen ends the service with nothing started.
-    const http = await httpServer.startHttp(service, launcher, options.http!);
+    const http = await httpServer.startHttp(target, options.http!);
     process.stdout.write(`salus: panel at ${http.url}\n`);
   }
   history?.relaunchWaiting((request, caller) => launcher.relaunch(request, caller));

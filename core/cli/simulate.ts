@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatBytes, parseSize } from '../memory/size.js';
+import { formatBytes, parseSize } from '../platform/size.js';
 import { POLICY_NAMES, type PolicyParamValue } from '../protocol/state.js';
 import { getPolicy, parseKnobValue } from '../scheduler/index.js';
 import type { HistoryEntry } from '../protocol/history.js';

@@ -6,7 +6,6 @@
  * (slurmRest.ts). squeue shows a finished job for `MinJobAge`
  * (300 s by default) after its end.
  */
-import { table } from '../cli/format.js';
 import { SLURM_COMMENT } from './batchScript.js';
 import { runSlurm, SlurmCommandError, SlurmNotFoundError } from './slurmCommands.js';
 import type { ClusterJob, ClusterJobs } from '../protocol/cluster.js';
@@ -72,16 +71,6 @@ export async function clusterJobsAnswer(): Promise<ClusterJobs> {
     if (error instanceof SlurmNotFoundError) return { available: false, reason: error.message };
     throw error;
   }
-}
-
-/** The table of `salus jobs --cluster`. */
-export function formatClusterJobs(jobs: ClusterJob[]): string {
-  if (jobs.length === 0) return 'no Salus jobs in the cluster (submit one with `salus submit FILE`)';
-  const rows = [['SLURM ID', 'NAME', 'STATE', 'NODE', 'USER', 'PARTITION', 'EXIT']];
-  for (const job of jobs) {
-    rows.push([job.slurmJobId, job.name.slice(0, 24), job.state, job.node ?? '-', job.user, job.partition, job.exitCode === null ? '-' : String(job.exitCode)]);
-  }
-  return table(rows);
 }
 
 /** A Slurm job id in `salus kill`'s argument (`slurm:123`, or digits alone), else null. */

@@ -6,8 +6,6 @@
  * (`ssh -L /tmp/salus-gpu01.sock:/run/salus/ann/salus.sock gpu01`).
  */
 import { userInfo } from 'node:os';
-import { formatBytes } from '../memory/size.js';
-import { formatMemory } from '../cli/format.js';
 import { ServiceConnection } from '../client/connection.js';
 import type { MemoryMap, ServiceSnapshot } from '../protocol/state.js';
 import { listNodes } from './slurmRest.js';
@@ -55,12 +53,4 @@ export async function clusterMemory(pattern: string, options: { partition?: stri
   const nodes = (await listNodes())
     .filter((node) => node.gpus > 0 && (!options.partition || node.partitions.includes(options.partition)));
   return Promise.all(nodes.map((node) => readNode(node.name, nodeSocketPath(pattern, node.name), options.timeoutMs ?? 5000)));
-}
-
-/** The text of `salus memory --cluster`: each node's map under a line naming it. */
-export function formatClusterMemory(nodes: NodeMemory[]): string {
-  if (nodes.length === 0) return 'no node of the cluster has a GPU in Slurm';
-  return nodes.map((entry) => (entry.memory
-    ? `${entry.node}: ${formatBytes(entry.memory.usedBytes)} of ${formatBytes(entry.memory.capacityBytes)} used (${entry.socket})\n${formatMemory(entry.memory)}`
-    : `${entry.node}: ${entry.error}`)).join('\n\n');
 }

@@ -12,7 +12,7 @@
  * Slurm's count errs on the safe side. Where some GPUs are too small for the
  * job, a `--constraint` on the features of the big enough ones keeps it off them.
  */
-import { parseSize, formatBytes } from '../memory/size.js';
+import { parseSize, formatBytes } from '../platform/size.js';
 
 /** A node of the cluster, with what Salus needs to place a job on its GPU. */
 export interface SlurmNode {

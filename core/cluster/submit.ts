@@ -9,9 +9,9 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseSize } from '../memory/size.js';
-import { schedulingHintFlags } from '../cli/hintFlags.js';
-import { SALUS_CLI_PATH } from '../cli/installUnit.js';
+import { parseSize } from '../platform/size.js';
+import { schedulingHintFlags } from '../platform/hintFlags.js';
+import { SALUS_CLI_PATH } from '../platform/cliPath.js';
 import type { JobHints } from '../protocol/state.js';
 import { batchScript, SLURM_COMMENT } from './batchScript.js';
 import { gresRequest, type GresRequest, type SlurmNode } from './slurmNodes.js';

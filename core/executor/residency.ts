@@ -16,7 +16,7 @@
 import type { Command } from '../protocol/commands.js';
 import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryManager.js';
 import { sizeClassBytes } from '../memory/bufferPool.js';
-import { formatBytes } from '../memory/size.js';
+import { formatBytes } from '../platform/size.js';
 import { currentBufferGeneration, moveBuffer, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
 import { discardedBytes, isStale } from './discard.js';
 

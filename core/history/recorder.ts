@@ -9,11 +9,12 @@
 import type { ServiceEvent } from '../protocol/api.js';
 import { HISTORY_SERIES_MAX_POINTS, type HistoryEntry, type HistoryFilter, type IterationSample, type JobSpec } from '../protocol/history.js';
 import { FINAL_STATES, type JobInfo, type JobState } from '../protocol/state.js';
-import { toJobInfo, type JobRecord } from '../server/jobs.js';
-import type { LaunchCaller, LaunchObserver, LaunchRequest } from '../server/launcher.js';
-import type { SalusService } from '../server/service.js';
+import type { LaunchRequest } from '../protocol/calls.js';
+import { toJobInfo, type JobRecord } from '../service/jobRecord.js';
+import type { LaunchCaller, LaunchObserver } from '../service/launcher.js';
+import type { SalusService } from '../service/service.js';
+import type { MeasuredProfile, ServiceHistory } from '../service/serviceHistory.js';
 import type { HistoryStore } from './store.js';
-import type { MeasuredProfile, ServiceHistory } from './types.js';
 
 /** How often running jobs' progress is written. */
 const CHECKPOINT_INTERVAL_MS = 5000;
@@ -86,9 +87,9 @@ export class HistoryRecorder implements ServiceHistory {
   /** Starts recording the service's jobs. */
   attach(service: SalusService): void {
     this.service = service;
-    service.on('jobOpened', (job: JobRecord) => this.guard(`record ${job.id}`, () => this.opened(job)));
-    service.on('jobFinished', (job: JobRecord) => this.guard(`record the end of ${job.id}`, () => this.finished(job)));
-    service.on('event', (event: ServiceEvent) => {
+    service.onDidOpenJob((job) => this.guard(`record ${job.id}`, () => this.opened(job)));
+    service.onDidFinishJob((job) => this.guard(`record the end of ${job.id}`, () => this.finished(job)));
+    service.onDidPublish((event: ServiceEvent) => {
       if (event.type === 'jobs') this.guard('record job states', () => this.observe(event.jobs));
       if (event.type === 'output') this.guard(`record ${event.jobId}'s output`, () => this.outputArrived(event.jobId));
     });

@@ -17,7 +17,7 @@ import { HISTORY_DEFAULT_LIMIT, type HistoryEntry, type HistoryFilter, type Hist
 import type { JobInfo, JobState } from '../protocol/state.js';
 import { HISTORY_FILE_NAME } from './dataDir.js';
 import { SCHEMA_SQL, SCHEMA_VERSION } from './schema.js';
-import type { MeasuredProfile } from './types.js';
+import type { MeasuredProfile } from '../service/serviceHistory.js';
 
 /** A job of an earlier run that was not over when its service stopped. */
 export interface LostJob {

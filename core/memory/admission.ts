@@ -3,7 +3,7 @@
  * and lanes"). A set of jobs fits when Σ reservedPersistent(job) + Σ lane sizes ≤
  * capacity. A lane holds only ephemeral memory; persistent memory is per job.
  */
-import { formatBytes } from './size.js';
+import { formatBytes } from '../platform/size.js';
 
 /** What admission needs to know about one lane. */
 export interface LaneView {
@@ -77,21 +77,30 @@ function slackBytes(lanes: LaneView[], floors: Map<string, number>): number {
   return lanes.reduce((sum, lane) => sum + Math.max(0, lane.sizeBytes - (floors.get(lane.id) ?? lane.sizeBytes)), 0);
 }
 
-/** Shrinks lanes, most slack first, until deficitBytes are freed. */
-function shrinkFor(lanes: LaneView[], option: Option): LaneResize[] {
-  let remaining = option.deficitBytes;
+/**
+ * Shrinks lanes most slack first (slack: size above `floorOf(lane)`), each only as
+ * far as still needed, until `bytes` are freed or no lane has slack. Admission
+ * plans with it; the memory manager reclaims with it when a lane must grow.
+ */
+export function shrinkMostSlackFirst(lanes: readonly LaneView[], bytes: number, floorOf: (lane: LaneView) => number): LaneResize[] {
+  let remaining = bytes;
   const bySlack = lanes
-    .map((lane) => ({ lane, slack: Math.max(0, lane.sizeBytes - (option.floors.get(lane.id) ?? lane.sizeBytes)) }))
+    .map((lane) => ({ lane, slack: Math.max(0, lane.sizeBytes - floorOf(lane)) }))
     .sort((a, b) => b.slack - a.slack);
   const resizes: LaneResize[] = [];
   for (const { lane, slack } of bySlack) {
     if (remaining <= 0 || slack <= 0) break;
     const shrink = Math.min(slack, remaining);
     remaining -= shrink;
-    // A joined lane that must grow has no slack (its floor is at least E), so only plain shrinks land here.
     resizes.push({ laneId: lane.id, sizeBytes: lane.sizeBytes - shrink });
   }
   return resizes;
+}
+
+/** Shrinks lanes, most slack first, until the option's deficit is freed. */
+function shrinkFor(lanes: LaneView[], option: Option): LaneResize[] {
+  // A joined lane that must grow has no slack (its floor is at least E), so only plain shrinks land here.
+  return shrinkMostSlackFirst(lanes, option.deficitBytes, (lane) => option.floors.get(lane.id) ?? lane.sizeBytes);
 }
 
 function joinResizes(option: Option, lanes: LaneView[], shrinks: LaneResize[]): LaneResize[] {

@@ -4,7 +4,7 @@
  * (DESIGN.md decision 3).
  */
 import { execFile } from 'node:child_process';
-import { formatBytes } from './size.js';
+import { formatBytes } from '../platform/size.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

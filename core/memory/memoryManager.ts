@@ -4,13 +4,13 @@
  * job's persistent memory resident and serves per-iteration memory from the job's
  * lane (SALUS-NOTES, "Admission and lanes"; DESIGN.md decisions 2–4).
  */
-import { planAdmission, invalidHints, paddedPersistentBytes, type LaneView } from './admission.js';
+import { planAdmission, invalidHints, paddedPersistentBytes, shrinkMostSlackFirst, type LaneView } from './admission.js';
 import { isPoolable, type BufferAllocator, type BufferDescriptor } from './allocator.js';
 import type { RealBuffer } from './bufferPool.js';
 import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
 import { createPager } from './paging.js';
-import { formatBytes } from './size.js';
+import { formatBytes } from '../platform/size.js';
 import type { AllocRefusal, AllocResult, BufferLease, MemoryManager, QuerySetLease } from './types.js';
 
 export type {
@@ -26,7 +26,8 @@ interface LeaseRecord {
   host?: Uint8Array;
 }
 
-interface JobRecord {
+/** What the manager keeps of one job: its lane, its leases, and what its iterations have shown. */
+interface JobMemory {
   id: string;
   declaredEphemeralBytes: number;
   laneId: string;
@@ -58,7 +59,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   let changeCount = 0;
   const nextBufferId = () => ++bufferCount;
   const lanes = new LaneTable({ allocator, ledger, nextBufferId });
-  const jobs = new Map<string, JobRecord>();
+  const jobs = new Map<string, JobMemory>();
   const leases = new Map<number, LeaseRecord>();
 
   /** Room held for batches about to allocate (Residency), by job: others may not take it meanwhile. */
@@ -75,7 +76,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     if (held !== undefined) heldRoom.set(jobId, Math.max(0, held - bytes));
   };
   const pager = createPager({ ledger, allocator, nextBufferId, recordOf: (leaseId) => leases.get(leaseId), roomForPersistent, unreservedBytes });
-  const needOf = (job: JobRecord) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
+  const needOf = (job: JobMemory) => (job.iterationsDone > 0 ? job.observedPeakBytes : job.declaredEphemeralBytes);
 
   function minSizeBytes(lane: Lane): number {
     let bytes = lanes.lentBytes(lane.id);
@@ -89,19 +90,11 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
   /** Shrinks lanes (but exceptLaneId) toward their need, most slack first, until bytesNeeded are unreserved again. */
   function reclaim(bytesNeeded: number, exceptLaneId: string | null): void {
-    let remaining = bytesNeeded;
-    const views = laneViews()
-      .filter((view) => view.id !== exceptLaneId)
-      .sort((a, b) => b.sizeBytes - b.minSizeBytes - (a.sizeBytes - a.minSizeBytes));
-    for (const view of views) {
-      const shrink = Math.min(view.sizeBytes - view.minSizeBytes, remaining);
-      if (remaining <= 0 || shrink <= 0) break;
-      lanes.resize(view.id, view.sizeBytes - shrink);
-      remaining -= shrink;
-    }
+    const views = laneViews().filter((view) => view.id !== exceptLaneId);
+    for (const resize of shrinkMostSlackFirst(views, bytesNeeded, (view) => view.minSizeBytes)) lanes.resize(resize.laneId, resize.sizeBytes);
   }
 
-  function lend(job: JobRecord, real: RealBuffer, sizeBytes: number, kind: BufferLease['kind']): AllocResult {
+  function lend(job: JobMemory, real: RealBuffer, sizeBytes: number, kind: BufferLease['kind']): AllocResult {
     const lease: BufferLease = {
       id: ++leaseCount,
       jobId: job.id,
@@ -122,7 +115,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     return { ok: true, lease };
   }
 
-  function createUnpooled(job: JobRecord, descriptor: BufferDescriptor, kind: BufferLease['kind']): AllocResult {
+  function createUnpooled(job: JobMemory, descriptor: BufferDescriptor, kind: BufferLease['kind']): AllocResult {
     const buffer = allocator.createBuffer({ ...descriptor, label: `${job.id}: ${descriptor.label ?? 'buffer'}` });
     const real: RealBuffer = { id: nextBufferId(), buffer, sizeBytes: descriptor.size, usage: descriptor.usage, pooled: false };
     const laneId = kind === 'ephemeral' ? job.laneId : null;
@@ -143,12 +136,12 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     );
   }
 
-  function allocatePersistent(job: JobRecord, descriptor: BufferDescriptor): AllocResult {
+  function allocatePersistent(job: JobMemory, descriptor: BufferDescriptor): AllocResult {
     const room = roomForPersistent(job.id, descriptor.size, `${formatBytes(descriptor.size)} of persistent memory`);
     return room ? oom(room) : createUnpooled(job, descriptor, 'persistent');
   }
 
-  function allocateEphemeral(job: JobRecord, descriptor: BufferDescriptor, ownBytes: boolean): AllocResult {
+  function allocateEphemeral(job: JobMemory, descriptor: BufferDescriptor, ownBytes: boolean): AllocResult {
     const lane = lanes.get(job.laneId)!;
     const label = `${job.id}: ${descriptor.label ?? 'buffer'} (${lane.id})`;
     const classBytes = isPoolable(descriptor) ? lane.pool.classSizeFor(descriptor.size) : null;
@@ -193,7 +186,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
   }
 
   /** The job's ephemeral buffers it freed go back to its lane's pool (its GPU work with them is done). */
-  function giveBackFreed(job: JobRecord): void {
+  function giveBackFreed(job: JobMemory): void {
     const lane = lanes.get(job.laneId)!;
     for (const record of [...job.leases.values()]) {
       if (record.lease.kind !== 'ephemeral' || !record.freed) continue;
@@ -203,7 +196,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     }
   }
 
-  function destroyQuerySet(job: JobRecord, leaseId: number): void {
+  function destroyQuerySet(job: JobMemory, leaseId: number): void {
     const record = job.querySets.get(leaseId);
     if (!record) return;
     job.querySets.delete(leaseId);

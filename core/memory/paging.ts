@@ -142,5 +142,3 @@ export function createPager(deps: PagerDeps) {
   };
 }
 
-/** The pager's operations. */
-export type Pager = ReturnType<typeof createPager>;

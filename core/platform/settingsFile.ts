@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { parseSize } from '../memory/size.js';
+import { parseSize } from './size.js';
 import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../protocol/state.js';
 
 /** Where the window was, in screen coordinates (x and y absent: let the OS place it). */

@@ -7,15 +7,14 @@
  * - service → panel: the answer, `{ id, result }` or `{ id, error: { message } }`;
  *   and events, `{ event }`, the first of which is always a `snapshot`.
  */
-import type { SalusApi, ServiceEvent } from './api.js';
+import type { ServiceEvent } from './api.js';
+import { PANEL_CALL_NAMES, type PanelCallName } from './calls.js';
 
-/** SalusApi methods callable over the bridge (the subscription ones are the socket itself; dropped-file paths are the desktop host's own). */
-export type BridgeMethod = Exclude<keyof SalusApi, 'subscribe' | 'onConnection' | 'pathForDroppedFile'>;
+/** SalusApi methods callable over the bridge: the panel's calls (the subscription is the socket itself). */
+export type BridgeMethod = PanelCallName;
 
-export const BRIDGE_METHODS: readonly BridgeMethod[] = [
-  'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob',
-  'setPriority', 'launchJob', 'uploadJob', 'jobOutput', 'exampleJobs', 'clusterJobs', 'killClusterJob',
-];
+/** The bridge's methods, from the call table. */
+export const BRIDGE_METHODS: readonly BridgeMethod[] = PANEL_CALL_NAMES;
 
 export interface BridgeCall {
   id: number;

@@ -180,7 +180,7 @@ export interface GpuInfo {
 /** Everything the panel needs at once; events carry updates of its parts. */
 export interface ServiceSnapshot {
   version: string;
-  /** The machine the service runs on: Slurm's node name there, else the host name (core/cluster/nodeName.ts). */
+  /** The machine the service runs on: Slurm's node name there, else the host name (core/platform/nodeName.ts). */
   node?: string;
   gpu: GpuInfo;
   jobs: JobInfo[];

@@ -142,14 +142,3 @@ export function verifiedPids(peer: PeerSocket | null, claimedPid: number | null)
   const candidates = claimedPid !== null && peer.pids.includes(claimedPid) ? [claimedPid] : peer.pids;
   return candidates.filter((pid) => pid !== process.pid && holdsSocket(pid, peer));
 }
-
-/** Sends `signal` to each of `pids` (verified ones); a process that exited meanwhile is skipped. */
-export function signalProcesses(pids: readonly number[], signal: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
-  }
-}

@@ -16,10 +16,9 @@ import {
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
 import { writeFrame } from '../platform/frameWriter.js';
-import { ControlError, SERVICE_VERSION, type SalusService } from './service.js';
-import { runControl } from './control.js';
-import type { JobLauncher } from './launcher.js';
-import type { JobRecord } from './jobs.js';
+import { ControlError, SERVICE_VERSION, type SalusService } from '../service/service.js';
+import { runControl, type ControlTarget } from '../service/control.js';
+import type { JobRecord } from '../service/jobRecord.js';
 import type { ServiceEvent } from '../protocol/api.js';
 import { FINAL_STATES } from '../protocol/state.js';
 import { peerPid, verifiedPids, watchPeer, type PeerSocket } from './peerProcess.js';
@@ -48,7 +47,7 @@ function isListening(path: string): Promise<boolean> {
  * or when the path is something other than a socket (a user's file is never
  * removed), and removes a stale socket file.
  */
-export async function listenSocket(service: SalusService, socketPath: string, launcher: JobLauncher | null): Promise<Server> {
+export async function listenSocket(target: ControlTarget, socketPath: string): Promise<Server> {
   prepareSocketDir(socketPath);
   if (process.platform !== 'win32' && existsSync(socketPath)) {
     if (!lstatSync(socketPath).isSocket()) {
@@ -59,7 +58,7 @@ export async function listenSocket(service: SalusService, socketPath: string, la
     }
     unlinkSync(socketPath);
   }
-  const server = createServer((socket) => new Connection(service, socket, launcher, socketPath));
+  const server = createServer((socket) => acceptConnection(target, socket, socketPath));
   // listen() creates the socket with the umask's mode: make it 0600 from its first moment, not just after.
   const previousUmask = process.platform === 'win32' ? null : process.umask(0o177);
   try {
@@ -74,6 +73,14 @@ export async function listenSocket(service: SalusService, socketPath: string, la
   return server;
 }
 
+/**
+ * Serves one connection accepted at `endpoint`: a real socket, or one end of
+ * an in-memory transport pair (memoryTransport.ts) in tests.
+ */
+export function acceptConnection(target: ControlTarget, socket: Socket, endpoint: string): void {
+  new Connection(target, socket, endpoint);
+}
+
 class Connection {
   private readonly decoder = new FrameDecoder(HELLO_MAX_FRAME_BYTES);
   private job: JobRecord | null = null;
@@ -85,7 +92,10 @@ class Connection {
   /** Who is at the other end, from the OS (core/server/peerProcess.ts). */
   private readonly identifyPeer: () => Promise<PeerSocket | null>;
 
-  constructor(private readonly service: SalusService, private readonly socket: Socket, private readonly launcher: JobLauncher | null, endpoint: string) {
+  private readonly service: SalusService;
+
+  constructor(private readonly target: ControlTarget, private readonly socket: Socket, endpoint: string) {
+    this.service = target.service;
     this.identifyPeer = watchPeer(socket, endpoint);
     this.flow = new ConnectionFlow(socket, () => this.job?.session?.held ?? NOTHING_HELD, (message) => this.drop(message));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -212,13 +222,7 @@ class Connection {
       this.job = job;
       void this.identifyPeer().then((found) => {
         peer = found;
-        const pid = peerPid(found, job.pid);
-        if (pid !== null && pid !== job.pid) {
-          this.service.log(`salus: ${job.id} said it was pid ${job.pid ?? '(none)'}, but its socket is held by pid ${pid}`);
-          job.pid = pid;
-          this.service.markDirty('jobs');
-        }
-        this.service.emit('jobIdentified', job, found);
+        this.service.identifyJob(job, found, peerPid(found, job.pid));
       });
       this.send({ t: 'welcome', protocol: PROTOCOL_VERSION, jobId: this.job.id, adapter, version: SERVICE_VERSION, bulkDir: this.service.options.bulkDir ?? null });
     } else {
@@ -235,7 +239,7 @@ class Connection {
       return this.send({ t: 'reply', rid, result: null });
     }
     try {
-      const result = await runControl(this.service, this.launcher, method, params);
+      const result = await runControl(this.target, method, params);
       this.send({ t: 'reply', rid, result: result ?? null });
     } catch (error) {
       const code = error instanceof ControlError ? error.code : ErrorCode.Internal;
@@ -249,8 +253,7 @@ class Connection {
       if (this.socket.writableLength > SUBSCRIBER_MAX_BUFFERED_BYTES && event.type !== 'snapshot') return;
       this.send({ t: 'event', event });
     };
-    this.service.on('event', listener);
-    this.unsubscribe = () => this.service.off('event', listener);
+    this.unsubscribe = this.service.onDidPublish(listener);
     this.send({ t: 'event', event: { type: 'snapshot', snapshot: this.service.snapshot() } });
   }
 

@@ -8,7 +8,7 @@
  * than 0; 1 when absent). Every value is checked; an error names the
  * line (CSV) or the entry (JSON), the column, what it found and what it expected.
  */
-import { parseSize } from '../memory/size.js';
+import { parseSize } from '../platform/size.js';
 
 /** One job of a trace. */
 export interface TraceJob {

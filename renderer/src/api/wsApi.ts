@@ -5,10 +5,11 @@
  * exponential backoff; every call still waiting when it closes is rejected, so
  * no caller hangs on a connection that is gone.
  */
-import type { ConnectionState, ExampleJob, LaunchRequest, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
-import type { ClusterJobs } from '../../../core/protocol/cluster.js';
-import type { BridgeCall, BridgeMessage, BridgeMethod } from '../../../core/protocol/bridge.js';
-import type { PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../../../core/protocol/state.js';
+// First: zod must be jitless before the call table's schemas are built.
+import './zodJitless.js';
+import type { ConnectionState, SalusApi, ServiceEvent } from '../../../core/protocol/api.js';
+import { BRIDGE_METHODS, type BridgeCall, type BridgeMessage, type BridgeMethod } from '../../../core/protocol/bridge.js';
+import type { PanelMethods } from '../../../core/protocol/calls.js';
 
 /** The part of the DOM `WebSocket` this module uses, so tests can pass a fake. */
 export interface SocketLike {
@@ -146,6 +147,13 @@ export function createWsApi(url: string, options: WsApiOptions = {}): WsApi {
     });
   }
 
+  // One method per panel call; trailing undefined arguments are not sent (JSON would make them nulls).
+  const panelMethods = Object.fromEntries(BRIDGE_METHODS.map((method) => [method, (...args: unknown[]) => {
+    let end = args.length;
+    while (end > 0 && args[end - 1] === undefined) end -= 1;
+    return call(method, args.slice(0, end));
+  }])) as unknown as PanelMethods;
+
   connect();
 
   return {
@@ -175,19 +183,6 @@ export function createWsApi(url: string, options: WsApiOptions = {}): WsApi {
       listener(state);
       return () => connectionListeners.delete(listener);
     },
-    snapshot: () => call<ServiceSnapshot>('snapshot', []),
-    setPolicy: (name: PolicyName, params?: Record<string, PolicyParamValue>) =>
-      call<PolicyInfo>('setPolicy', params === undefined ? [name] : [name, params]),
-    setPolicyParams: (params: Record<string, PolicyParamValue>) => call<PolicyInfo>('setPolicyParams', [params]),
-    killJob: (id: string) => call<void>('killJob', [id]),
-    pauseJob: (id: string) => call<void>('pauseJob', [id]),
-    resumeJob: (id: string) => call<void>('resumeJob', [id]),
-    setPriority: (id: string, priority: number) => call<void>('setPriority', [id, priority]),
-    launchJob: (request: LaunchRequest) => call<{ jobId: string }>('launchJob', [request]),
-    uploadJob: (fileName: string, source: string) => call<{ file: string }>('uploadJob', [fileName, source]),
-    jobOutput: (id: string) => call<string>('jobOutput', [id]),
-    exampleJobs: () => call<ExampleJob[]>('exampleJobs', []),
-    clusterJobs: () => call<ClusterJobs>('clusterJobs', []),
-    killClusterJob: (id: string) => call<void>('killClusterJob', [id]),
+    ...panelMethods,
   };
 }

@@ -121,6 +121,12 @@ class SyntheticService extends EventEmitter {
     }
   }
 
+  /** SalusService's event stream (core/service/service.ts). */
+  onDidPublish(listener: (event: unknown) => void): () => void {
+    this.on('event', listener);
+    return () => { this.off('event', listener); };
+  }
+
   jobInfos(): JobInfo[] {
     return this.jobs;
   }
@@ -197,7 +203,7 @@ it('measures the panel with 300 jobs at 10 updates a second', async () => {
   requireBuild();
   const { startHttp } = await import(pathToFileURL(join(ROOT, 'dist', 'core', 'bridge', 'httpServer.js')).href);
   const service = new SyntheticService();
-  const http = await startHttp(service, null, '127.0.0.1:0');
+  const http = await startHttp({ service, launcher: null, cluster: { jobs: async () => ({ available: false, reason: 'none' }), cancel: async () => undefined } }, '127.0.0.1:0');
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

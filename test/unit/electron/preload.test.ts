@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { INVOKE_SCHEMAS } from '../../../electron/ipc.js';
+import { PANEL_CALL_NAMES } from '../../../core/protocol/calls.js';
 import { invokeChannel, PUSH_CHANNELS, type DesktopApi, type InvokeMethod } from '../../../electron/desktopApi.js';
 
 /** A stand-in for ipcRenderer: records invokes, answers from `answers`, and lets a test push. */
@@ -32,7 +33,7 @@ const PRELOAD = fileURLToPath(new URL('../../../electron/preload.cts', import.me
  */
 let compiled: string | null = null;
 
-function runSandboxedPreload(): { exposed: Map<string, unknown>; ipc: FakeIpcRenderer; paths: Map<unknown, string>; required: string[] } {
+function runSandboxedPreload(): { exposed: Map<string, unknown>; ipc: FakeIpcRenderer; paths: Map<unknown, string>; required: string[]; exports: Record<string, unknown> } {
   const exposed = new Map<string, unknown>();
   const ipc = new FakeIpcRenderer();
   const paths = new Map<unknown, string>();
@@ -51,9 +52,9 @@ function runSandboxedPreload(): { exposed: Map<string, unknown>; ipc: FakeIpcRen
     if (name === 'electron') return electron;
     throw new Error(`module not found: ${name}`);
   };
-  const exports = {};
+  const exports: Record<string, unknown> = {};
   new Function('require', 'process', 'exports', 'module', compiled)(sandboxRequire, process, exports, { exports });
-  return { exposed, ipc, paths, required };
+  return { exposed, ipc, paths, required, exports };
 }
 
 describe('preload', () => {
@@ -75,6 +76,12 @@ describe('preload', () => {
       expect(value).not.toBe(ipc);
     }
     expect(Object.values(api)).not.toContain(ipc);
+  });
+
+  it('offers every panel call of the call table, and no other', () => {
+    const { exports } = runSandboxedPreload();
+    expect([...(exports.PANEL_CALLS as string[])].sort()).toEqual([...PANEL_CALL_NAMES].sort());
+    for (const method of PANEL_CALL_NAMES) expect(typeof api[method], method).toBe('function');
   });
 
   it('sends each SalusApi call as one invoke on the channel main handles for it', async () => {

@@ -8,23 +8,16 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync, existsSync, realpathSync, rmSync } from 'node:fs';
 import { basename, join, relative, resolve, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ControlError, type SalusService } from './service.js';
+import { ControlError, type JobIdentified, type SalusService } from './service.js';
 import type { JobHints } from '../protocol/state.js';
-import type { JobRecord } from './jobs.js';
-import type { PeerSocket } from './peerProcess.js';
+import type { LaunchRequest } from '../protocol/calls.js';
+import type { JobRecord } from './jobRecord.js';
 
 /** The module every job process loads first. */
 export const PRELOAD_PATH = fileURLToPath(new URL('../client/preload.js', import.meta.url));
 
 /** How long a launched process has to connect before the launch counts as failed. */
 const CONNECT_TIMEOUT_MS = 15_000;
-
-export interface LaunchRequest {
-  file: string;
-  name?: string;
-  args?: string[];
-  hints?: JobHints;
-}
 
 /** The example jobs shipped with Salus (assets/jobs beside dist/), which the panel offers. */
 export const EXAMPLE_JOBS_DIR = fileURLToPath(new URL('../../../assets/jobs/', import.meta.url));
@@ -135,10 +128,10 @@ export class JobLauncher {
         ticket?.failed();
         reject(new ControlError(`the job did not connect within ${CONNECT_TIMEOUT_MS / 1000} s`));
       }, CONNECT_TIMEOUT_MS);
-      // Matched once the OS has said who holds the job's socket (socketServer.ts): the pid a hello claims is the
+      // Matched once the OS has said who holds the job's socket (core/server/socketServer.ts): the pid a hello claims is the
       // child's only when the OS agrees, so a process naming the child's pid cannot take its place. Where the OS
       // cannot say, the claim alone.
-      const onIdentified = (opened: JobRecord, peer: PeerSocket | null) => {
+      const onIdentified = ({ job: opened, peer }: JobIdentified) => {
         if (opened.pid !== child.pid || (peer !== null && !peer.pids.includes(child.pid))) return;
         job = opened;
         ticket?.connected(opened.id);
@@ -154,11 +147,12 @@ export class JobLauncher {
         ticket?.failed();
         reject(new ControlError(`the job exited (code ${code ?? signal}) before connecting: ${early.trim().slice(-2000)}`));
       };
+      let stopListening = () => {};
       const cleanup = () => {
         clearTimeout(timer);
-        this.service.off('jobIdentified', onIdentified);
+        stopListening();
       };
-      this.service.on('jobIdentified', onIdentified);
+      stopListening = this.service.onDidIdentifyJob(onIdentified);
       child.on('exit', onExit);
       child.on('error', (error) => { cleanup(); ticket?.failed(); reject(new ControlError(`cannot start the job: ${error.message}`)); });
     });

@@ -1,4 +1,4 @@
-/** How busy the GPU's lanes are (the panel's chart and `salus_gpu_busy_ratio`; see prometheus.ts for /metrics). */
+/** How busy the GPU's lanes are (the panel's chart and `salus_gpu_busy_ratio`; see core/bridge/prometheus.ts for /metrics). */
 
 /**
  * Measures the share of wall time during which at least one lane runs an

@@ -1,39 +1,45 @@
 /**
- * The Salus service: one shared device, the memory manager, the scheduler, and
- * the jobs. Socket connections hand it job messages and control calls; it
- * admits jobs (they wait `queued` until their memory fits), gives each admitted
- * job a session that replays its GPU work one granted iteration at a time, and
- * publishes its state as events. Nothing a job sends can take it down: every
- * failure stays with that job.
+ * The Salus service, as composition: one shared device, the memory manager,
+ * the scheduler, the job table (jobTable.ts, the only writer of job state), the
+ * admission queue (admissionQueue.ts) and the publisher of events
+ * (publisher.ts). Transports (core/server's socket, core/bridge's WebSocket)
+ * hand it job messages; control calls reach it through control.ts. It admits
+ * jobs (they wait `queued` until their memory fits), gives each admitted job a
+ * session that replays its GPU work one granted iteration at a time, and
+ * publishes its state. Nothing a job sends can take it down: every failure
+ * stays with that job.
+ *
+ * Past 450 lines on purpose: every operation of a job's lifecycle (hello,
+ * device requests, admission, pause, kill, exit, hang, lost GPU) reads best in
+ * one place, in the order a job meets them; what keeps state of its own is in
+ * the files beside this one.
  */
-import { EventEmitter } from 'node:events';
 import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
 import { deviceAllocator } from '../memory/allocator.js';
-import { formatBytes } from '../memory/size.js';
+import { formatBytes } from '../platform/size.js';
 import { createScheduler, withAttainedFractions, type Scheduler } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
-import { MAX_DEVICES_PER_JOB, Session } from '../executor/session.js';
+import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
-import type { ServiceEvent } from '../protocol/api.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import { requestIds } from '../protocol/commandCodec.js';
-import { nodeName } from '../cluster/nodeName.js';
+import { nodeName } from '../platform/nodeName.js';
+import { signalProcesses } from '../platform/processAlive.js';
 import type { JobHints, JobInfo, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue, ServiceSnapshot } from '../protocol/state.js';
-import { FINAL_STATES } from '../protocol/state.js';
-import { appendOutput, jobMemoryUse, recordGpuError, toJobInfo, type JobPeer, type JobRecord } from './jobs.js';
-import { BusyMeter } from './metrics.js';
-import type { MeasuredProfile, ServiceHistory } from '../history/types.js';
-import { signalProcesses } from './peerProcess.js';
+import { appendOutput, jobMemoryUse, toJobInfo, type IdentifiedPeer, type JobPeer, type JobRecord } from './jobRecord.js';
+import { createJobSession } from './jobSession.js';
+import { isFinal, JobTable, type FinalState, type JobStateChange } from './jobTable.js';
+import { AdmissionQueue, type AdmissionOutcome } from './admissionQueue.js';
+import { Publisher, type StatePart } from './publisher.js';
+import { Emitter, type Event } from './events.js';
+import type { ServiceHistory } from './serviceHistory.js';
+import type { ServiceEvent } from '../protocol/api.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
 /** How long a job that vanished without a goodbye waits for its launcher's exit report. */
 const EXIT_REPORT_GRACE_MS = 1500;
-/** Finished jobs kept in the table. */
-const MAX_FINISHED_JOBS = 500;
-/** Events are coalesced to at most one of each kind per this many milliseconds. */
-const EVENT_INTERVAL_MS = 100;
 
 export interface ServiceOptions {
   gpu: OpenedGpu;
@@ -54,27 +60,37 @@ export class ControlError extends Error {
   }
 }
 
-/** Emits `event` (ServiceEvent) for subscribers. */
-export class SalusService extends EventEmitter {
+/** A job whose connection the OS has identified (core/server/peerProcess.ts); `peer` null where the OS cannot say. */
+export interface JobIdentified {
+  job: JobRecord;
+  peer: IdentifiedPeer | null;
+}
+
+export class SalusService {
   readonly memory: MemoryManager;
   readonly scheduler: Scheduler;
-  private readonly residency: Residency;
-  private readonly jobs = new Map<string, JobRecord>();
-  private readonly waiting: JobRecord[] = [];
-  private nextJob = 1;
   /** The job history (core/history), when kept: earlier runs' jobs join the table, and job numbers go on from theirs. */
   history: ServiceHistory | null = null;
-  private readonly dirty = new Set<'jobs' | 'memory' | 'policy'>();
-  private flushTimer: NodeJS.Timeout | null = null;
-  private readonly metricsTimer: NodeJS.Timeout;
-  private readonly busy = new BusyMeter();
-  private lastIterations = new Map<string, number>();
-  private readonly stopWatchdog: () => void;
   readonly log: (line: string) => void;
+  private readonly residency: Residency;
+  private readonly jobs = new JobTable();
+  private readonly admission: AdmissionQueue;
+  private readonly publisher: Publisher;
+  private readonly didIdentify = new Emitter<JobIdentified>();
+  private readonly stopWatchdog: () => void;
+
+  /** A job connected and said hello (state `queued`). */
+  readonly onDidOpenJob: Event<JobRecord> = this.jobs.onDidOpenJob;
+  /** A job's state changed. */
+  readonly onDidChangeJob: Event<JobStateChange> = this.jobs.onDidChangeJob;
+  /** A job ended: done, failed or killed. */
+  readonly onDidFinishJob: Event<JobRecord> = this.jobs.onDidFinishJob;
+  /** The OS said who holds a job's connection (launches match their child process by it). */
+  readonly onDidIdentifyJob: Event<JobIdentified> = this.didIdentify.event;
+  /** Every event for subscribers: coalesced state, metrics, output. */
+  readonly onDidPublish: Event<ServiceEvent>;
 
   constructor(readonly options: ServiceOptions) {
-    super();
-    this.setMaxListeners(0);
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.memory = createMemoryManager({
       capacityBytes: options.capacityBytes,
@@ -83,13 +99,25 @@ export class SalusService extends EventEmitter {
     });
     this.residency = new Residency(this.memory, this.log);
     this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
+    this.admission = new AdmissionQueue({
+      memory: this.memory, maxLanes: () => this.scheduler.maxLanes(), history: () => this.history, log: this.log,
+    });
+    this.publisher = new Publisher({
+      jobInfos: () => this.jobInfos(),
+      memoryMap: () => this.memoryMap(),
+      policyInfo: () => this.policyInfo(),
+      iterationsDone: () => this.iterationsDone(),
+      queueLength: () => [...this.jobs.values()].filter((job) => job.state === 'queued').length,
+    });
+    this.onDidPublish = this.publisher.onDidPublish;
+    this.jobs.onDidChangeJob(() => this.markDirty('jobs'));
     this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
     this.scheduler.onDidChange((change) => {
       if (change.type === 'grant') {
-        this.busy.start(change.laneId);
+        this.publisher.busy.start(change.laneId);
         this.handOverLane(change.laneId, change.jobId);
       }
-      if (change.type === 'finish' || change.type === 'abort') this.busy.stop(change.laneId);
+      if (change.type === 'finish' || change.type === 'abort') this.publisher.busy.stop(change.laneId);
       if (change.type === 'policy') {
         this.markDirty('policy');
         this.admitWaiting();
@@ -97,8 +125,6 @@ export class SalusService extends EventEmitter {
       this.markDirty('jobs');
       this.markDirty('memory');
     });
-    this.metricsTimer = setInterval(() => this.emitMetrics(), 1000);
-    this.metricsTimer.unref();
   }
 
   // ---- jobs -------------------------------------------------------------
@@ -106,26 +132,28 @@ export class SalusService extends EventEmitter {
   /** Keeps a job history; call before any job connects. */
   useHistory(history: ServiceHistory): void {
     this.history = history;
-    this.nextJob = Math.max(this.nextJob, history.firstJobNumber);
+    this.jobs.continueNumbering(history.firstJobNumber);
   }
 
   /** A job connected and said hello. */
   openJob(hello: Hello, peer: JobPeer): JobRecord {
-    const id = `job-${this.nextJob++}`;
-    const hints: JobHints = hello.hints ?? {};
-    const job: JobRecord = {
-      id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
-      pid: hello.pid ?? null, submittedAt: Date.now(), startedAt: null, finishedAt: null, closedAt: null, error: null,
-      laneId: null, seq: this.nextJob, peer, session: null, admit: null, refuse: null,
-      exitCode: null, killed: false, iterationSource: 'inferred', final: null, output: '', gpuErrors: { count: 0, first: null },
-      file: hello.file ?? null, args: hello.args ?? [],
-    };
-    this.jobs.set(id, job);
-    this.log(`salus: ${id} '${job.name}' connected (pid ${job.pid ?? '?'})`);
-    this.trimFinished();
+    const job = this.jobs.open(hello, peer);
+    this.log(`salus: ${job.id} '${job.name}' connected (pid ${job.pid ?? '?'})`);
     this.markDirty('jobs');
-    this.emit('jobOpened', job);
     return job;
+  }
+
+  /**
+   * The OS said who holds the job's connection (`peer`, null where it cannot
+   * say): the pid it found replaces the one the hello claimed.
+   */
+  identifyJob(job: JobRecord, peer: IdentifiedPeer | null, pid: number | null): void {
+    if (pid !== null && pid !== job.pid) {
+      this.log(`salus: ${job.id} said it was pid ${job.pid ?? '(none)'}, but its socket is held by pid ${pid}`);
+      job.pid = pid;
+      this.markDirty('jobs');
+    }
+    this.didIdentify.fire({ job, peer });
   }
 
   /** A message from a job's connection (already schema-checked). */
@@ -155,13 +183,13 @@ export class SalusService extends EventEmitter {
   closeJob(job: JobRecord): void {
     job.peer = null;
     job.closedAt ??= Date.now();
-    if (FINAL_STATES.includes(job.state)) return;
+    if (isFinal(job.state)) return;
     this.detach(job);
     if (job.killed) return this.finish(job, 'killed', 'killed');
     if (job.exitCode !== null) return this.finishFromExit(job);
     // No goodbye: the launcher may still report the exit code.
     setTimeout(() => {
-      if (FINAL_STATES.includes(job.state)) return;
+      if (isFinal(job.state)) return;
       if (job.exitCode !== null) this.finishFromExit(job);
       else this.finish(job, 'failed', 'the job disconnected without finishing (crashed or was killed outside Salus)');
     }, EXIT_REPORT_GRACE_MS).unref();
@@ -186,14 +214,12 @@ export class SalusService extends EventEmitter {
   loseGpu(message: string): void {
     const reason = `the GPU device was lost: ${message}`;
     this.log(`salus: ${reason}; every job on it is failed`);
-    for (const job of this.jobs.values()) {
-      if (!FINAL_STATES.includes(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
-    }
+    for (const job of this.jobs.live()) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
   }
 
   kill(id: string): void {
     const job = this.job(id);
-    if (FINAL_STATES.includes(job.state)) return;
+    if (isFinal(job.state)) return;
     job.killed = true;
     // Only a process the OS says is this job's is signalled (a hello may name any pid); read before hanging up.
     const pids = job.peer?.verifiedPids(job.pid) ?? [];
@@ -205,25 +231,23 @@ export class SalusService extends EventEmitter {
 
   /** Ends a job that passed a limit of the service: its device is lost with `reason`, it is failed and hung up on. */
   failJob(job: JobRecord, reason: string): void {
-    if (!FINAL_STATES.includes(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
+    if (!isFinal(job.state)) this.endWithLostDevice(job, 'unknown', reason, 'failed', reason);
   }
 
   pause(id: string): void {
     const job = this.job(id);
     if (job.state !== 'running') throw new ControlError(`${id} is ${job.state}; only a running job can be paused`);
     this.scheduler.pause(id);
-    job.state = 'paused';
+    this.jobs.transition(job, 'paused');
     job.peer?.send({ t: 'state', state: 'paused' });
-    this.markDirty('jobs');
   }
 
   resume(id: string): void {
     const job = this.job(id);
     if (job.state !== 'paused') throw new ControlError(`${id} is ${job.state}; only a paused job can be resumed`);
     this.scheduler.resume(id);
-    job.state = 'running';
+    this.jobs.transition(job, 'running');
     job.peer?.send({ t: 'state', state: 'running' });
-    this.markDirty('jobs');
   }
 
   setPriority(id: string, priority: number): void {
@@ -243,18 +267,13 @@ export class SalusService extends EventEmitter {
     const job = this.jobs.get(id);
     if (!job) return;
     appendOutput(job, text);
-    this.emit('event', { type: 'output', jobId: id, stream: 'stdout', text } satisfies ServiceEvent);
+    this.publisher.publish({ type: 'output', jobId: id, stream: 'stdout', text });
   }
 
   /** Output relayed by a job's launcher (`salus run`), for the job with that process id (the newest, if several). */
   appendOutputOfPid(pid: number, text: string): void {
-    const job = [...this.jobs.values()].reverse().find((j) => j.pid === pid);
+    const job = this.jobs.newestByPid(pid);
     if (job) this.appendOutput(job.id, text);
-  }
-
-  findJobByPid(pid: number): JobRecord | undefined {
-    for (const job of this.jobs.values()) if (job.pid === pid && job.finishedAt === null) return job;
-    return undefined;
   }
 
   // ---- policy -----------------------------------------------------------
@@ -304,21 +323,32 @@ export class SalusService extends EventEmitter {
       jobs: this.jobInfos(),
       memory: this.memoryMap(),
       policy: this.policyInfo(),
-      busyShare: this.busy.lastShare,
+      busyShare: this.publisher.busy.lastShare,
       at: Date.now(),
     };
+  }
+
+  /** Marks part of the state changed; subscribers hear of it within EVENT_INTERVAL_MS (publisher.ts). */
+  markDirty(part: StatePart): void {
+    this.publisher.markDirty(part);
   }
 
   /** Stops timers and closes every job. */
   dispose(): void {
     this.stopWatchdog();
-    clearInterval(this.metricsTimer);
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.publisher.dispose();
     for (const job of this.jobs.values()) {
       job.peer?.close();
       this.detach(job);
     }
     this.scheduler.dispose();
+  }
+
+  /** One line describing the service, for its log. */
+  describe(): string {
+    const info = this.options.gpu.info;
+    return `${info.description || info.device} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
+      `${formatBytes(this.options.capacityBytes)} capacity (${this.options.capacitySource}), policy ${this.scheduler.policyInfo().name}`;
   }
 
   // ---- internals --------------------------------------------------------
@@ -330,14 +360,17 @@ export class SalusService extends EventEmitter {
     return job;
   }
 
+  private deviceInfo() {
+    return { limits: this.options.gpu.limits, features: this.options.gpu.info.features };
+  }
+
   /**
    * A job's requestDevice. Its first waits for admission; later ones (a job may
    * hold many devices, all counted as this one job) are answered at once, or
    * with the first once that is admitted.
    */
   private requestDevice(job: JobRecord, rid: number): void {
-    const deviceInfo = { limits: this.options.gpu.limits, features: this.options.gpu.info.features };
-    if (FINAL_STATES.includes(job.state)) {
+    if (isFinal(job.state)) {
       job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: `this job has ended (${job.state})${job.error ? `: ${job.error}` : ''}` } });
       return;
     }
@@ -345,85 +378,49 @@ export class SalusService extends EventEmitter {
       if (job.session.deviceCount >= MAX_DEVICES_PER_JOB) {
         job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: `a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` } });
       } else {
-        job.peer?.send({ t: 'reply', rid, result: deviceInfo });
+        job.peer?.send({ t: 'reply', rid, result: this.deviceInfo() });
       }
       return;
     }
-    if (job.admit && job.refuse) {
-      const [admit, refuse] = [job.admit, job.refuse];
-      job.admit = (laneId) => { admit(laneId); job.peer?.send({ t: 'reply', rid, result: deviceInfo }); };
-      job.refuse = (reason) => { job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } }); refuse(reason); };
-      return;
-    }
-    job.admit = (laneId) => {
-      job.admit = job.refuse = null;
-      job.laneId = laneId;
-      job.state = 'running';
-      job.startedAt = Date.now();
-      job.session = this.createSession(job);
-      this.residency.add(job.session);
-      this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
-      this.log(`salus: ${job.id} admitted to ${laneId}`);
-      job.peer?.send({ t: 'state', state: 'running' });
-      job.peer?.send({ t: 'reply', rid, result: deviceInfo });
-      this.markDirty('jobs');
-    };
-    job.refuse = (reason) => {
-      job.admit = job.refuse = null;
-      job.peer?.send({ t: 'state', state: 'failed', message: reason });
-      job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } });
-      this.finish(job, 'failed', reason);
-    };
-    this.waiting.push(job);
+    const waitedAlready = this.admission.has(job);
+    this.admission.add(job, rid);
+    if (waitedAlready) return;
     this.admitWaiting();
-    if (job.state === 'queued' && this.waiting.includes(job)) {
-      job.peer?.send({ t: 'state', state: 'queued', message: this.waitReason.get(job.id) });
+    if (job.state === 'queued' && this.admission.has(job)) {
+      job.peer?.send({ t: 'state', state: 'queued', message: this.admission.waitReason(job.id) });
     }
   }
 
-  private readonly waitReason = new Map<string, string>();
-  /** What an earlier clean run of a waiting job's program measured, for a job that declares no memory (null: none). */
-  private readonly measured = new Map<string, MeasuredProfile | null>();
-
-  /**
-   * The memory a waiting job asks admission for: what it declared, else the largest iteration that the newest
-   * clean run of the same file and arguments measured, so its lane has room for its iterations before the
-   * first one (ephemeral memory cannot page). Its persistent memory is not reserved from the profile: it is
-   * counted as it is allocated, and may page, so a program that ran before is never held back where it would
-   * run slower by paging. A job seen for the first time is admitted on nothing and measured as it runs.
-   */
-  private admissionHints(job: JobRecord): JobHints {
-    const { persistentBytes, ephemeralBytes } = job.hints;
-    if (persistentBytes !== undefined || ephemeralBytes !== undefined || !job.file || !this.history) return job.hints;
-    if (!this.measured.has(job.id)) {
-      const profile = this.history.measuredProfile(job.file, job.args);
-      this.measured.set(job.id, profile);
-      if (profile) {
-        this.log(`salus: ${job.id} declares no memory; ${profile.jobId} (run ${profile.runId}) ran it and measured ` +
-          `${formatBytes(profile.persistentBytes)} of state and ${formatBytes(profile.ephemeralBytes)} per iteration: its lane makes room for that`);
-      }
-    }
-    const profile = this.measured.get(job.id);
-    return profile ? { ...job.hints, ephemeralBytes: profile.ephemeralBytes } : job.hints;
-  }
-
-  /** Tries every waiting job in arrival order: a small job may pass a big one that still waits. */
+  /** Tries every waiting job (admissionQueue.ts) and acts on those that left the queue. */
   private admitWaiting(): void {
-    for (const job of [...this.waiting]) {
-      const result = this.memory.admit({ jobId: job.id, ...this.admissionHints(job) }, { maxLanes: this.scheduler.maxLanes() });
-      if (result.kind === 'wait') {
-        if (this.waitReason.get(job.id) !== result.reason) this.log(`salus: ${job.id} waits: ${result.reason}`);
-        this.waitReason.set(job.id, result.reason);
-        job.error = null;
-        continue;
-      }
-      this.waiting.splice(this.waiting.indexOf(job), 1);
-      this.waitReason.delete(job.id);
-      this.measured.delete(job.id);
-      if (result.kind === 'admitted') job.admit?.(result.laneId);
-      else job.refuse?.(result.reason);
+    for (const outcome of this.admission.admitWaiting()) {
+      if (outcome.kind === 'admitted') this.admit(outcome);
+      else this.refuse(outcome);
     }
     this.markDirty('memory');
+  }
+
+  private admit({ job, laneId, rids }: Extract<AdmissionOutcome, { kind: 'admitted' }>): void {
+    job.laneId = laneId;
+    this.jobs.transition(job, 'running');
+    job.session = createJobSession(job, {
+      gpu: this.options.gpu, memory: this.memory, scheduler: this.scheduler, residency: this.residency,
+      bulkDir: this.options.bulkDir ?? null, markDirty: (part) => this.markDirty(part), log: this.log,
+    });
+    this.residency.add(job.session);
+    this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
+    this.log(`salus: ${job.id} admitted to ${laneId}`);
+    job.peer?.send({ t: 'state', state: 'running' });
+    for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: this.deviceInfo() });
+  }
+
+  /** A job that could not fit even on an empty GPU: every request it is owed is refused (the newest first), and it fails. */
+  private refuse({ job, reason, rids }: Extract<AdmissionOutcome, { kind: 'refused' }>): void {
+    const [first, ...later] = rids;
+    for (const rid of later.reverse()) job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: reason } });
+    job.peer?.send({ t: 'state', state: 'failed', message: reason });
+    if (first !== undefined) job.peer?.send({ t: 'reply', rid: first, error: { code: ErrorCode.Refused, message: reason } });
+    this.finish(job, 'failed', reason);
   }
 
   /**
@@ -435,28 +432,6 @@ export class SalusService extends EventEmitter {
     for (const job of this.jobs.values()) {
       if (job.laneId === laneId && job.id !== jobId) this.memory.returnFreed(job.id);
     }
-  }
-
-  private createSession(job: JobRecord): Session {
-    return new Session(job.id, this.options.gpu.device, this.memory, {
-      acquireIteration: () => this.scheduler.requestIteration(job.id),
-      prepareBatch: (cmds) => (job.session ? this.residency.prepare(job.session, cmds) : undefined),
-      releaseBatch: () => job.session && this.residency.release(job.session),
-      finishIteration: (elapsedMs, counted) => {
-        if (this.scheduler.jobStats(job.id)?.running) this.scheduler.finishIteration(job.id, elapsedMs, { counted });
-        const done = this.scheduler.jobStats(job.id)?.itersDone ?? 0;
-        if (job.hints.iterations && done >= job.hints.iterations) this.markDirty('jobs');
-      },
-      reply: (rid, result, payload) => job.peer?.send({ t: 'reply', rid, result: result ?? null }, payload),
-      replyError: (rid, message, gpu) => job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.InvalidArgument, message, gpu } }),
-      uncaptured: (error, device) => {
-        if (recordGpuError(job, error)) this.log(`salus: ${job.id}: first uncaptured GPU error (${error.type}): ${error.message}`);
-        this.markDirty('jobs');
-        job.peer?.send({ t: 'uncaptured', error, device });
-      },
-      whenWritable: () => job.peer?.whenWritable() ?? null,
-      log: (message) => this.log(`salus: ${job.id}: ${message}`),
-    }, this.options.bulkDir ?? null);
   }
 
   private updateHints(job: JobRecord, hints: JobHints): void {
@@ -473,10 +448,7 @@ export class SalusService extends EventEmitter {
     const live = this.liveStats(job);
     if (live) job.final = live;
     if (job.session) job.iterationSource = job.session.iterationSource;
-    const waitingAt = this.waiting.indexOf(job);
-    if (waitingAt >= 0) this.waiting.splice(waitingAt, 1);
-    this.waitReason.delete(job.id);
-    job.admit = job.refuse = null;
+    this.admission.remove(job);
     if (job.session) this.residency.remove(job.session);
     job.session?.close();
     job.session = null;
@@ -495,7 +467,7 @@ export class SalusService extends EventEmitter {
    */
   private endHung(hung: HungIteration): void {
     const job = this.jobs.get(hung.jobId);
-    if (!job || FINAL_STATES.includes(job.state)) return;
+    if (!job || isFinal(job.state)) return;
     const message = describeHung(hung);
     job.peer?.send({ t: 'state', state: 'failed', message });
     this.endWithLostDevice(job, 'unknown', message, 'failed', message);
@@ -511,23 +483,20 @@ export class SalusService extends EventEmitter {
     const peer = job.peer;
     peer?.send({ t: 'lost', reason, message });
     job.closedAt = Date.now();
-    // Unconditionally: a queued job has no session or lane, but must leave the waiting list.
+    // Unconditionally: a queued job has no session or lane, but must leave the admission queue.
     this.detach(job);
     this.finish(job, state, error);
     peer?.close();
   }
 
-  private finish(job: JobRecord, state: 'done' | 'failed' | 'killed', error: string | null): void {
-    if (FINAL_STATES.includes(job.state)) return;
+  private finish(job: JobRecord, state: FinalState, error: string | null): void {
+    if (isFinal(job.state)) return;
     if (job.session || job.laneId) this.detach(job);
-    this.measured.delete(job.id);
-    job.state = state;
+    this.admission.forget(job.id);
     job.error = state === 'killed' ? null : error;
-    job.finishedAt = job.closedAt ?? Date.now();
     const gpuErrors = job.gpuErrors.count > 0 ? ` (${job.gpuErrors.count} uncaptured GPU errors)` : '';
     this.log(`salus: ${job.id} ${state}${error && state !== 'killed' ? `: ${error}` : ''}${gpuErrors}`);
-    this.markDirty('jobs');
-    this.emit('jobFinished', job);
+    this.jobs.transition(job, state);
   }
 
   private liveStats(job: JobRecord) {
@@ -537,48 +506,13 @@ export class SalusService extends EventEmitter {
     return { ...stats, ...jobMemoryUse(job, this.memory), persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
   }
 
-  private trimFinished(): void {
-    const finished = [...this.jobs.values()].filter((j) => j.finishedAt !== null);
-    for (const job of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_JOBS))) this.jobs.delete(job.id);
-  }
-
-  /** Marks part of the state changed; subscribers hear of it within EVENT_INTERVAL_MS. */
-  markDirty(part: 'jobs' | 'memory' | 'policy'): void {
-    this.dirty.add(part);
-    if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => {
-      this.flushTimer = null;
-      const parts = [...this.dirty];
-      this.dirty.clear();
-      if (this.listenerCount('event') === 0) return;
-      for (const part of parts) {
-        if (part === 'jobs') this.emit('event', { type: 'jobs', jobs: this.jobInfos() } satisfies ServiceEvent);
-        if (part === 'memory') this.emit('event', { type: 'memory', memory: this.memoryMap() } satisfies ServiceEvent);
-        if (part === 'policy') this.emit('event', { type: 'policy', policy: this.policyInfo() } satisfies ServiceEvent);
-      }
-    }, EVENT_INTERVAL_MS);
-    this.flushTimer.unref();
-  }
-
-  private emitMetrics(): void {
-    const share = this.busy.sample();
-    const iterationsPerSecond: Record<string, number> = {};
-    const next = new Map<string, number>();
+  /** Iterations done by each job the scheduler knows, for the metrics sample. */
+  private iterationsDone(): Map<string, number> {
+    const done = new Map<string, number>();
     for (const job of this.jobs.values()) {
-      const done = this.scheduler.jobStats(job.id)?.itersDone;
-      if (done === undefined) continue;
-      next.set(job.id, done);
-      iterationsPerSecond[job.id] = done - (this.lastIterations.get(job.id) ?? done);
+      const iters = this.scheduler.jobStats(job.id)?.itersDone;
+      if (iters !== undefined) done.set(job.id, iters);
     }
-    this.lastIterations = next;
-    const queueLength = [...this.jobs.values()].filter((j) => j.state === 'queued').length;
-    this.emit('event', { type: 'metrics', at: Date.now(), busyShare: share, queueLength, iterationsPerSecond } satisfies ServiceEvent);
-  }
-
-  /** One line describing the service, for its log. */
-  describe(): string {
-    const info = this.options.gpu.info;
-    return `${info.description || info.device} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
-      `${formatBytes(this.options.capacityBytes)} capacity (${this.options.capacitySource}), policy ${this.scheduler.policyInfo().name}`;
+    return done;
   }
 }

@@ -1,6 +1,6 @@
 /** The scheduling hints `salus run` and `salus submit` take as flags: --duration and --share. */
 import type { JobHints } from '../protocol/state.js';
-import { parseDurationMs } from './history.js';
+import { parseDurationMs } from './duration.js';
 
 /** --duration (e.g. 90s, 5m, 1h30m) and --share (a number above 0) as hints; throws an Error naming the flag. */
 export function schedulingHintFlags(values: { duration?: string; share?: string }): Pick<JobHints, 'durationMs' | 'share'> {

@@ -8,15 +8,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConnectionState, ServiceEvent } from '../../../core/protocol/api.js';
-import type { PolicyInfo, ServiceSnapshot } from '../../../core/protocol/state.js';
-import type { PushPayloads, ServiceStatus } from '../../../electron/desktopApi.js';
-import { createInvokeHandlers, setupIpc, type InvokeEventLike } from '../../../electron/ipc.js';
-import { setupNotifications } from '../../../electron/notifications.js';
-import { applySavedKnobs, ServiceClient, setupServiceClient, type ServiceClientControl } from '../../../electron/serviceClient.js';
-import { serviceArguments, ServiceSupervisor } from '../../../electron/serviceSupervisor.js';
-import { SettingsStore } from '../../../core/platform/settingsFile.js';
-import { requireBuild, ROOT, SALUS_BIN } from '../../helpers/service.js';
+import type { ConnectionState, ServiceEvent } from '../../core/protocol/api.js';
+import type { PolicyInfo, ServiceSnapshot } from '../../core/protocol/state.js';
+import type { PushPayloads, ServiceStatus } from '../../electron/desktopApi.js';
+import { createInvokeHandlers, setupIpc, type InvokeEventLike } from '../../electron/ipc.js';
+import { setupNotifications } from '../../electron/notifications.js';
+import { applySavedKnobs, ServiceClient, setupServiceClient, type ServiceClientControl } from '../../electron/serviceClient.js';
+import { serviceArguments, ServiceSupervisor } from '../../electron/serviceSupervisor.js';
+import { SettingsStore } from '../../core/platform/settingsFile.js';
+import { requireBuild, ROOT, SALUS_BIN } from '../helpers/service.js';
 
 type Listener = (event: InvokeEventLike, ...args: unknown[]) => unknown;
 const fromPanel: InvokeEventLike = { sender: { id: 1 }, senderFrame: { url: 'app://salus/index.html', parent: null } };

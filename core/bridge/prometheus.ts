@@ -13,7 +13,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { JobInfo, LaneInfo, ServiceSnapshot } from '../protocol/state.js';
-import type { SalusService } from './service.js';
+import type { SalusService } from '../service/service.js';
 import { IterationHistogram } from './iterationHistogram.js';
 
 /** The labels of every per-job series. */

@@ -1,9 +1,18 @@
-/** The service's record of a job, and how it reads as JobInfo JSON. */
+/**
+ * The service's record of a job (the one JobRecord type), and how it reads as
+ * JobInfo JSON. Its state and the times that go with it are read-only here:
+ * only the job table (jobTable.ts) changes them, through its transition table.
+ */
 import type { GpuErrorTally, JobHints, JobInfo, JobMemoryUse, JobState } from '../protocol/state.js';
 import type { GpuErrorJson } from '../protocol/commands.js';
 import type { Session } from '../executor/session.js';
 import type { MemoryManager } from '../memory/types.js';
 import type { ServerMessage } from '../protocol/messages.js';
+
+/** Who the OS says holds a job's connection (core/server/peerProcess.ts's PeerSocket, as the service needs it). */
+export interface IdentifiedPeer {
+  pids: readonly number[];
+}
 
 /** How the service talks back to a job's connection. */
 export interface JobPeer {
@@ -20,26 +29,24 @@ export interface JobPeer {
 }
 
 export interface JobRecord {
-  id: string;
+  readonly id: string;
   name: string;
-  state: JobState;
+  /** Written by JobTable.transition only. */
+  readonly state: JobState;
   hints: JobHints;
   priority: number;
   pid: number | null;
-  submittedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
+  readonly submittedAt: number;
+  /** When it was first admitted (JobTable.transition). */
+  readonly startedAt: number | null;
+  /** When it ended (JobTable.transition). */
+  readonly finishedAt: number | null;
   /** When the job's connection closed (its memory returned), before its exit status is known. */
   closedAt: number | null;
   error: string | null;
   laneId: string | null;
-  /** Arrival order, for admission. */
-  seq: number;
   peer: JobPeer | null;
   session: Session | null;
-  /** Resolves the job's pending requestDevice, once admitted. */
-  admit: ((laneId: string) => void) | null;
-  refuse: ((reason: string) => void) | null;
   /** Exit code from the job's goodbye or its launcher's report. */
   exitCode: number | null;
   killed: boolean;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { formatBytes, parseSize } from '../../../core/memory/size.js';
+import { formatBytes, parseSize } from '../../../core/platform/size.js';
 
 describe('parseSize', () => {
   test.each([
