@@ -2,7 +2,7 @@
  * The discrete-event simulator behind `salus simulate`: a trace of jobs run in
  * virtual time through the service's own scheduler (`createScheduler`) and memory
  * manager (`createMemoryManager`, over an allocator that allocates nothing), driven
- * as core/server/service.ts drives them. A job arrives and waits in arrival order
+ * as core/service/service.ts drives them. A job arrives and waits in arrival order
  * until admission places it (a small job may pass a big one); once admitted its
  * persistent bytes are allocated and it asks for iterations; each granted iteration
  * allocates its ephemeral bytes in the job's lane, runs `iterationMs`, frees them,
