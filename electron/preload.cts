@@ -18,7 +18,7 @@ import type { DesktopApi, InvokeMethod, PUSH_CHANNELS, PushPayloads, ServiceStat
 
 /** The panel's calls (core/protocol/calls.ts), one invoke channel each. */
 export const PANEL_CALLS = [
-  'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob', 'setPriority',
+  'snapshot', 'setPolicy', 'setPolicyParams', 'killJob', 'pauseJob', 'resumeJob', 'setPriority', 'setShare',
   'launchJob', 'uploadJob', 'jobOutput', 'exampleJobs', 'clusterJobs', 'killClusterJob',
 ] as const satisfies readonly PanelCallName[];
 /** Compiles only while PANEL_CALLS names every panel call. */

@@ -66,6 +66,7 @@ const USAGE = `usage: salus <command> [options]
   kill ID | pause ID | resume ID
                           (kill slurm:ID, or a number: scancel that Slurm job)
   priority ID VALUE       change a job's priority
+  share ID W              change a job's share of GPU time under FAIR (a number above 0)
 
 SIZE is bytes or a number with KiB, MiB, GiB. The socket defaults to $SALUS_SOCKET,
 else $XDG_RUNTIME_DIR/salus/salus.sock; clients use the desktop app's service
@@ -288,6 +289,14 @@ async function main(argv: string[]): Promise<number> {
       const priority = number(positionals[1], 'VALUE');
       if (positionals.length !== 2 || priority === undefined) throw new UsageError('salus priority needs a job ID and a VALUE');
       await control(values.socket, 'setPriority', positionals[0], priority);
+      return 0;
+    }
+    case 'share': {
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { socket: { type: 'string' } } });
+      const share = number(positionals[1], 'W');
+      if (positionals.length !== 2 || share === undefined || !(share > 0)) throw new UsageError('salus share needs a job ID and a share W above 0');
+      await control(values.socket, 'setShare', positionals[0], share);
+      process.stdout.write(`${positionals[0]} share ${share}\n`);
       return 0;
     }
     case undefined:

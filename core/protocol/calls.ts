@@ -49,6 +49,8 @@ const policyName = z.string().max(64).transform((name, ctx) => {
 });
 /** Priorities are bounded so that ranking arithmetic stays exact. */
 const priority = z.number().finite().min(-1e6).max(1e6);
+/** A job's weight of GPU time under FAIR: above 0, at most 1e6. */
+const share = z.number().finite().positive().max(1e6);
 
 /** What to launch: a job file the service can read, with the same options as `salus run`. Unknown fields are refused. */
 export const launchRequestSchema = z.object({
@@ -104,6 +106,8 @@ export const CONTROL_CALLS = {
   resumeJob: call<void>()(z.tuple([jobId]), PANEL),
   /** Changes a job's priority (PRIORITY ranks by it; -1e6 to 1e6). */
   setPriority: call<void>()(z.tuple([jobId, priority]), PANEL),
+  /** Changes a job's share of GPU time (FAIR divides GPU time in proportion to shares; above 0, at most 1e6). */
+  setShare: call<void>()(z.tuple([jobId, share]), PANEL),
   /** Starts a job process on the service's machine; resolves with its job id. */
   launchJob: call<{ jobId: string }>()(z.tuple([launchRequestSchema]), PANEL),
   /** Stores a job file's text in the service's jobs folder; resolves with the path to launch. */

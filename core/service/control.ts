@@ -53,6 +53,7 @@ export const CONTROL_HANDLERS: ControlHandlers = {
   pauseJob: ({ service }, id) => service.pause(id),
   resumeJob: ({ service }, id) => service.resume(id),
   setPriority: ({ service }, id, priority) => service.setPriority(id, priority),
+  setShare: ({ service }, id, share) => service.setShare(id, share),
   // Launches from the web panel are confined (see `JobLauncher.launch`).
   launchJob: (context, request) => launcherOf(context).launch(request, context.caller),
   uploadJob: (context, fileName, source) => launcherOf(context).store(fileName, source),

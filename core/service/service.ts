@@ -258,6 +258,13 @@ export class SalusService {
     this.markDirty('jobs');
   }
 
+  /** Changes the job's share of GPU time (FAIR weighs its GPU time by it), live, as its `share` hint would. */
+  setShare(id: string, share: number): void {
+    const job = this.job(id);
+    if (!Number.isFinite(share) || share <= 0) throw new ControlError('a share must be a number above 0');
+    this.updateHints(job, { share });
+  }
+
   /** The job's captured output (launched by the service, or relayed by `salus run`); the last 256 KiB. */
   jobOutput(id: string): string {
     return (this.jobs.has(id) ? null : this.history?.output(id)) ?? this.job(id).output;

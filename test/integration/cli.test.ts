@@ -129,6 +129,27 @@ describe('salus run scheduling hints', () => {
   });
 });
 
+describe('salus share', () => {
+  it('changes a running job\'s share, live, and refuses a share that is not above 0', async () => {
+    const steps = join(ROOT, 'test/fixtures/jobs/steps.js');
+    const job = service.startJob(['--name', 'reweighed', steps, '--', '--iterations', '400', '--work', '8']);
+    const running = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'reweighed' && j.state === 'running'));
+    const set = await service.cli(['share', running.id, '2.5']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe(`${running.id} share 2.5\n`);
+    const after = await service.waitForJobs((jobs) => jobs.find((j) => j.id === running.id && j.share === 2.5));
+    expect(after.share).toBe(2.5);
+    const zero = await service.cli(['share', running.id, '0']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/salus share needs a job ID and a share W above 0/);
+    const missing = await service.cli(['share', 'job-999', '2']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no job 'job-999'/);
+    await service.cli(['kill', running.id]);
+    await job.done;
+  }, 60_000);
+});
+
 describe('finding the service', () => {
   it('reaches the desktop app\'s service from a terminal when no other service runs', async () => {
     const runtime = mkdtempSync(join(tmpdir(), 'salus-desktop-'));

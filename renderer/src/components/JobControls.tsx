@@ -28,27 +28,34 @@ export function StateBadge({ state, live = false, gpuErrors }: { state: JobState
   );
 }
 
-/** The job's priority as an editable whole number; sent on Enter or blur, reverted by Escape. */
-export function PriorityInput({ job }: { job: JobInfo }): ReactElement {
-  const commands = useCommands();
+/**
+ * A job's number, editable while the job is active: sent (when `valid` and changed) on Enter or blur,
+ * reverted by Escape; a plain figure once the job has ended.
+ */
+function JobNumberInput({ value, label, step, valid, onCommit }: {
+  value: number;
+  label: string;
+  step: number | 'any';
+  valid: (value: number) => boolean;
+  onCommit: (value: number) => void;
+}): ReactElement {
   const [draft, setDraft] = useState<string | null>(null);
-  const shown = draft ?? String(job.priority);
+  const shown = draft ?? String(value);
 
   const commit = () => {
     if (draft === null) return;
-    const value = Number(draft);
+    const next = Number(draft);
     setDraft(null);
-    if (draft.trim() !== '' && Number.isInteger(value) && value !== job.priority) void commands.setPriority(job.id, value);
+    if (draft.trim() !== '' && valid(next) && next !== value) onCommit(next);
   };
 
-  if (!isActive(job)) return <span className="priority-fixed">{job.priority}</span>;
   return (
     <input
       className="priority-input"
       type="number"
-      step={1}
-      inputMode="numeric"
-      aria-label={`Priority of ${job.name}`}
+      step={step}
+      inputMode={step === 1 ? 'numeric' : 'decimal'}
+      aria-label={label}
       value={shown}
       onChange={(event) => setDraft(event.target.value)}
       onBlur={commit}
@@ -56,6 +63,31 @@ export function PriorityInput({ job }: { job: JobInfo }): ReactElement {
         if (event.key === 'Enter') commit();
         if (event.key === 'Escape') setDraft(null);
       }}
+    />
+  );
+}
+
+/** The job's priority as an editable whole number; sent on Enter or blur, reverted by Escape. */
+export function PriorityInput({ job }: { job: JobInfo }): ReactElement {
+  const commands = useCommands();
+  if (!isActive(job)) return <span className="priority-fixed">{job.priority}</span>;
+  return (
+    <JobNumberInput
+      value={job.priority} label={`Priority of ${job.name}`} step={1}
+      valid={Number.isInteger} onCommit={(value) => void commands.setPriority(job.id, value)}
+    />
+  );
+}
+
+/** The job's share of GPU time under FAIR, editable while it is active (a number above 0). */
+export function ShareInput({ job }: { job: JobInfo }): ReactElement {
+  const commands = useCommands();
+  const share = job.share ?? 1;
+  if (!isActive(job)) return <span className="priority-fixed">{share}</span>;
+  return (
+    <JobNumberInput
+      value={share} label={`GPU share of ${job.name}`} step="any"
+      valid={(value) => Number.isFinite(value) && value > 0 && value <= 1e6} onCommit={(value) => void commands.setShare(job.id, value)}
     />
   );
 }

@@ -10,7 +10,7 @@ import { etaMs, progressShare, shownIterations } from '../store/jobView.js';
 import { useCommands, usePanel } from '../store/hooks.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import { CloseIcon, RefreshIcon } from './icons.js';
-import { JobActions, PriorityInput, StateBadge } from './JobControls.js';
+import { JobActions, PriorityInput, ShareInput, StateBadge } from './JobControls.js';
 
 function Field({ label, children, title }: { label: string; children: ReactNode; title?: string }): ReactElement {
   return (
@@ -42,7 +42,7 @@ function Details({ job }: { job: JobInfo }): ReactElement {
       </Field>
       <Field label="ETA">{formatDuration(etaMs(job))}</Field>
       <Field label="GPU share">
-        {job.share ?? 1}
+        <ShareInput job={job} />
         {job.attainedFraction != null ? <span className="muted"> · {(job.attainedFraction * 100).toFixed(1)}% of live jobs' GPU time</span> : null}
       </Field>
       <Field label="Average iteration">{formatIterationMs(job.avgIterationMs)}</Field>

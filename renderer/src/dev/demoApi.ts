@@ -150,6 +150,10 @@ export function createDemoApi(options: DemoApiOptions = {}): SalusApi {
       job(id).priority = priority;
       changed();
     },
+    async setShare(id, share) {
+      job(id).share = share;
+      changed();
+    },
     async uploadJob(fileName) {
       return { file: `/home/demo/.local/share/salus/jobs/${fileName}` };
     },

@@ -15,6 +15,7 @@ export interface Commands {
   pauseJob(jobId: string): Promise<void>;
   resumeJob(jobId: string): Promise<void>;
   setPriority(jobId: string, priority: number): Promise<void>;
+  setShare(jobId: string, share: number): Promise<void>;
   setPolicy(name: PolicyName): Promise<void>;
   /**
    * Changes knobs: shown at once, sent one request at a time. Changes made while
@@ -63,6 +64,8 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
     resumeJob: (jobId) => attempt(`Could not resume ${jobLabel(jobId)}`, () => api.resumeJob(jobId)),
     setPriority: (jobId, priority) =>
       attempt(`Could not set the priority of ${jobLabel(jobId)}`, () => api.setPriority(jobId, priority)),
+    setShare: (jobId, share) =>
+      attempt(`Could not set the GPU share of ${jobLabel(jobId)}`, () => api.setShare(jobId, share)),
     setPolicy: (name) =>
       attempt(`Could not switch to ${name}`, async () => state().applyPolicy(await api.setPolicy(name))),
 

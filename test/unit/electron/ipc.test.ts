@@ -46,7 +46,7 @@ describe('IPC gate', () => {
 
   it('handles one channel per SalusApi method plus the desktop ones', () => {
     expect([...ipcMain.handlers.keys()].sort()).toEqual(Object.keys(INVOKE_SCHEMAS).map((m) => `salus:${m}`).sort());
-    expect(ipcMain.handlers.size).toBe(16);
+    expect(ipcMain.handlers.size).toBe(17);
   });
 
   it('answers the panel', async () => {

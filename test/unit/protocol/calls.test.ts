@@ -26,10 +26,13 @@ describe('the call table', () => {
     expect(bogus.error?.issues[0].message).toBe("unknown policy 'lottery': one of FIFO, SRTF, PACK, FAIR, PRIORITY");
   });
 
-  it('bounds priorities to ±1e6 and refuses non-finite ones', () => {
+  it('bounds priorities to ±1e6 and shares to above 0, and refuses non-finite ones', () => {
     expect(accepts('setPriority', ['job-1', 1e6])).toBe(true);
     expect(accepts('setPriority', ['job-1', -1e6])).toBe(true);
     expect(accepts('setPriority', ['job-1', 1e6 + 1])).toBe(false);
+    expect(accepts('setShare', ['job-1', 0.5])).toBe(true);
+    expect(accepts('setShare', ['job-1', 0])).toBe(false);
+    expect(accepts('setShare', ['job-1', Number.POSITIVE_INFINITY])).toBe(false);
     expect(accepts('setPriority', ['job-1', Number.NaN])).toBe(false);
     expect(accepts('setPriority', ['job-1', Infinity])).toBe(false);
   });

@@ -52,6 +52,7 @@ export function createFakeApi(snapshot: ServiceSnapshot = demoSnapshot(1_700_000
     pauseJob: vi.fn(async () => undefined),
     resumeJob: vi.fn(async () => undefined),
     setPriority: vi.fn(async () => undefined),
+    setShare: vi.fn(async () => undefined),
     launchJob: vi.fn(async () => ({ jobId: 'new-job' })),
     uploadJob: vi.fn(async (fileName: string) => ({ file: `/srv/salus/jobs/${fileName}` })),
     jobOutput: vi.fn(async (id: string) => `output of ${id}\n`),
