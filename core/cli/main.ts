@@ -294,7 +294,8 @@ async function main(argv: string[]): Promise<number> {
     case 'share': {
       const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { socket: { type: 'string' } } });
       const share = number(positionals[1], 'W');
-      if (positionals.length !== 2 || share === undefined || !(share > 0)) throw new UsageError('salus share needs a job ID and a share W above 0');
+      if (positionals.length !== 2 || share === undefined) throw new UsageError('salus share needs a job ID and a share W');
+      if (!(share > 0)) throw new UsageError(`W must be a number above 0, got '${positionals[1]}'`, false);
       await control(values.socket, 'setShare', positionals[0], share);
       process.stdout.write(`${positionals[0]} share ${share}\n`);
       return 0;

@@ -262,6 +262,7 @@ export class SalusService {
   setShare(id: string, share: number): void {
     const job = this.job(id);
     if (!Number.isFinite(share) || share <= 0) throw new ControlError('a share must be a number above 0');
+    if (isFinal(job.state)) throw new ControlError(`${id} is ${job.state}; only a queued, running or paused job's share can change`);
     this.updateHints(job, { share });
   }
 

@@ -141,12 +141,16 @@ describe('salus share', () => {
     expect(after.share).toBe(2.5);
     const zero = await service.cli(['share', running.id, '0']);
     expect(zero.code).toBe(2);
-    expect(zero.stderr).toMatch(/salus share needs a job ID and a share W above 0/);
+    expect(zero.stderr).toMatch(/W must be a number above 0, got '0'/);
+    expect(zero.stderr).not.toMatch(/usage: salus/);
     const missing = await service.cli(['share', 'job-999', '2']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no job 'job-999'/);
     await service.cli(['kill', running.id]);
     await job.done;
+    const ended = await service.cli(['share', running.id, '2']);
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toMatch(/is killed; only a queued, running or paused job's share can change/);
   }, 60_000);
 });
 
