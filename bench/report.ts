@@ -39,6 +39,16 @@ export function ms(value: number): string {
   return `${(value * 1000).toFixed(0)} µs`;
 }
 
+/** Seconds from milliseconds: `1.25 s`, or `n/a`. */
+export function secs(valueMs: number, digits = 2): string {
+  return Number.isFinite(valueMs) ? `${(valueMs / 1000).toFixed(digits)} s` : 'n/a';
+}
+
+/** A ratio as `1.25×`, or `n/a` for none. */
+export function times(value: number | null): string {
+  return value === null ? 'n/a' : `${value.toFixed(2)}×`;
+}
+
 /** `median / p90` of a summary, in ms. */
 export function medianP90(summary: { median: number; p90: number }): string {
   return `${ms(summary.median)} / ${ms(summary.p90)}`;

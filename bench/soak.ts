@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machineFacts, ROOT, startService, type BenchService, type SalusProcess } from './harness.js';
-import { seededRandom } from './paper/common.js';
+import { seededRandom } from './random.js';
 import { writeResults } from './report.js';
 import type { JobInfo, MemoryMap } from '../core/protocol/state.js';
 import { POLICY_NAMES } from '../core/protocol/state.js';

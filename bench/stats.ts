@@ -23,6 +23,16 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
 }
 
+/** The arithmetic mean; NaN when empty. */
+export function mean(values: readonly number[]): number {
+  return values.length ? values.reduce((sum, v) => sum + v, 0) / values.length : NaN;
+}
+
+/** The median (the 0.5-quantile); NaN when empty. */
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
+}
+
 /** Median, p90, min and max of `values`. */
 export function summarize(values: readonly number[]): Summary {
   return {
@@ -42,6 +52,11 @@ export function diffs(stamps: readonly number[]): number[] {
 /** Rounds for the JSON file: 3 significant decimals are plenty for milliseconds. */
 export function round(value: number, digits = 3): number {
   return Number.isFinite(value) ? Number(value.toFixed(digits)) : value;
+}
+
+/** `a / b` rounded, or null when it means nothing (either not finite, or `b` not above 0). */
+export function ratio(a: number, b: number, digits = 2): number | null {
+  return Number.isFinite(a) && Number.isFinite(b) && b > 0 ? round(a / b, digits) : null;
 }
 
 /** A summary with its numbers rounded. */

@@ -1,7 +1,7 @@
 /**
- * A trace of jobs arriving over time, run on a fresh `salus serve`: what the JCT
- * experiments share (bench/paper/jct.ts with its WGSL job, bench/evaluation/jct.ts
- * with the zoo's framework jobs).
+ * A trace of jobs arriving over time, run on a fresh `salus serve`: what the
+ * evaluation's experiments with arrivals share (E1's training jobs in
+ * bench/evaluation/jct.ts, E3's inference servers in bench/evaluation/inference.ts).
  *
  * Arrivals: on a loaded 2-core machine a `salus run` takes 0.5–4 s to boot Node
  * and connect, so spawning a job at its arrival time scrambles the trace (and
@@ -16,7 +16,8 @@ import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectSuccess, startService, type BenchService, type OutputLine, type SalusProcess, type SalusRun } from './harness.js';
-import { gpuOf, jobsOf, sleep, startSampler, waitFor, type Sample } from './paper/common.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gpuOf, jobsOf, startSampler, type Sample } from './sampler.js';
 import type { GpuInfo, JobInfo } from '../core/protocol/state.js';
 import type { PolicyParams } from '../core/scheduler/policy.js';
 
@@ -192,4 +193,15 @@ async function stopAll(processes: readonly SalusProcess[]): Promise<void> {
 /** JCT of each job (finishedAt − arrival), trace order. */
 export function jctsOf(trace: readonly TraceEntry[], result: TraceRunResult): number[] {
   return trace.map((job, i) => result.infos[i].finishedAt! - (result.t0 + job.arrivalMs));
+}
+
+/** Polls `check` every `everyMs` until it returns a value, or throws after `timeoutMs`. */
+async function waitFor<T>(check: () => Promise<T | null>, timeoutMs: number, what: string, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
 }

@@ -22,7 +22,7 @@
  *    (P the larger of its stateBytes and its sampled persistent peak, E its ephemeral peak: ./memory.ts).
  * Jobs per device: ours = the largest N that met the SLO; one job per device = 1;
  * MPS-style = N over the devices first-fit `Σ (P + E) ≤ C` needs
- * (bench/paper/inference.ts's `mpsGpus`).
+ * (`mpsGpus`).
  *
  * Never hangs: each run has a deadline (the requests' span twice over, plus
  * warm-up), and a server that exits non-zero, fails on the service or raises a GPU
@@ -34,13 +34,24 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { freemem, loadavg } from 'node:os';
 import { ROOT, type OutputLine } from '../harness.js';
-import { bytesText, mean, quantile, round, times } from '../paper/common.js';
-import { mpsGpus } from '../paper/inference.js';
+import { formatBytes as bytesText } from '../../core/platform/size.js';
+import { mean, quantile, round } from '../stats.js';
 import { runTrace, type TraceEntry } from '../traceRun.js';
 import { jobMemoryFigures } from './memory.js';
 import { cdfChart, writeFigure } from '../figures.js';
-import type { BenchResult, TableRow } from '../report.js';
+import { times, type BenchResult, type TableRow } from '../report.js';
 import type { SummaryRow } from '../summary.js';
+
+/** Devices of capacity C that run every job side by side (MPS-style: each needs P + E of its own), first-fit decreasing. */
+export function mpsGpus(jobs: readonly { persistentBytes: number; ephemeralBytes: number }[], capacityBytes: number): number {
+  const bins: number[] = [];
+  for (const size of jobs.map((j) => j.persistentBytes + j.ephemeralBytes).sort((a, b) => b - a)) {
+    const bin = bins.findIndex((used) => used + size <= capacityBytes);
+    if (bin >= 0) bins[bin] += size;
+    else bins.push(size);
+  }
+  return bins.length;
+}
 
 export interface ZooInferenceOptions {
   /** ort-serve.js sizes, taken in turn by the servers. */

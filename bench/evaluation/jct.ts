@@ -23,11 +23,14 @@
  */
 import { join } from 'node:path';
 import { ROOT } from '../harness.js';
-import { exponential, mean, median, ratio, round, secs, seededRandom, shuffle, times, type Sample } from '../paper/common.js';
-import { simulateLane } from '../paper/jct.js';
+import { exponential, seededRandom, shuffle } from '../random.js';
+import { mean, median, ratio, round } from '../stats.js';
+import type { Sample } from '../sampler.js';
+import { simulate } from '../../core/sim/simulator.js';
+import type { TraceJob as SimTraceJob } from '../../core/sim/trace.js';
 import { runTrace, jctsOf, type TraceEntry } from '../traceRun.js';
 import { cdfChart, lineChart, writeFigure } from '../figures.js';
-import type { BenchResult, TableRow } from '../report.js';
+import { secs, times, type BenchResult, type TableRow } from '../report.js';
 import type { SummaryRow } from '../summary.js';
 import { E6_DEFINITION, memoryOverRun, memorySeries, type MemoryOverRun } from './memory.js';
 
@@ -90,6 +93,26 @@ interface TraceJob {
   name: string;
   cls: JobClass;
   arrivalMs: number;
+}
+
+/** A job for the one-lane simulation: its arrival, its iterations and their mean GPU time. */
+export interface SimJob {
+  arrivalMs: number;
+  iterations: number;
+  iterationMs: number;
+}
+
+/**
+ * Per-job completion times (ms after arrival) on one lane with no overhead, decided by
+ * the service's own scheduler and policy through the simulator (core/sim): FIFO runs
+ * each job to its end, SRTF switches at iteration boundaries on its measured estimates.
+ */
+export function simulateLane(jobs: readonly SimJob[], policy: 'FIFO' | 'SRTF'): number[] {
+  const trace = jobs.map((job, i): SimTraceJob => ({
+    name: `job-${i + 1}`, arrivalS: job.arrivalMs / 1000, iterations: job.iterations, iterationMs: job.iterationMs,
+    persistentBytes: 0, ephemeralBytes: 0, priority: 0, gapMs: 0,
+  }));
+  return simulate(trace, { policy }).jobs.map((job) => job.jctMs!);
 }
 
 /** The seeded trace: the class mix shuffled, Poisson arrivals (the first at 0). */

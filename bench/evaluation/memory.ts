@@ -15,7 +15,8 @@
  *   memory map of Σ P + Σ lane sizes.
  * With one lane, ours ≈ Σ P + max E; with a lane per job (PACK) it is ≈ Σ (P + E).
  */
-import { round, type Sample } from '../paper/common.js';
+import { round } from '../stats.js';
+import type { Sample } from '../sampler.js';
 import type { Series } from '../figures.js';
 import type { JobInfo } from '../../core/protocol/state.js';
 

@@ -7,7 +7,7 @@
  * differ), run unmodified by `salus run` on a fresh `salus serve --policy PACK`:
  * one after another (each alone, the next spawned when the previous exits) and
  * all at once (PACK gives each a lane while they fit), alternating which side
- * goes first (bench/paper/sweep.ts's `runSweep`). The headline is the wall
+ * goes first (bench/sweepRun.ts's `runSweep`). The headline is the wall
  * makespan, first spawn to last exit: Node's and TF.js's start of every copy
  * count, as TF's session start counted in the paper; the service-side makespan
  * (submittedAt to finishedAt) is beside it.
@@ -22,10 +22,11 @@
 import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { expectSuccess, ROOT, startService } from '../harness.js';
-import { jobsOf, round, secs, times } from '../paper/common.js';
-import { runMode, runSweep, type ModeOutcome, type SweepSpec } from '../paper/sweep.js';
+import { jobsOf } from '../sampler.js';
+import { round } from '../stats.js';
+import { runMode, runSweep, type ModeOutcome, type SweepSpec } from '../sweepRun.js';
 import { lineChart, writeFigure } from '../figures.js';
-import type { BenchResult, TableRow } from '../report.js';
+import { secs, times, type BenchResult, type TableRow } from '../report.js';
 import type { SummaryRow } from '../summary.js';
 import { E6_DEFINITION, memoryOverRun, memorySeries, type MemoryOverRun } from './memory.js';
 
@@ -130,7 +131,7 @@ export async function benchZooSweep(overrides: Partial<ZooSweepOptions> = {}, lo
 
   return {
     name: 'E2 sweep',
-    method: 'N copies of a zoo TF.js workload (own seeds) on a fresh PACK service: one after another vs all at once, alternating (bench/paper/sweep.ts runSweep); wall makespan = first spawn to last exit; service makespan = submittedAt to finishedAt (summed one at a time). E6.E2: the copies all at once again on a fresh FAIR service with one lane; Σ_j(P_j+E_j), P_j = max(the copy\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
+    method: 'N copies of a zoo TF.js workload (own seeds) on a fresh PACK service: one after another vs all at once, alternating (bench/sweepRun.ts runSweep); wall makespan = first spawn to last exit; service makespan = submittedAt to finishedAt (summed one at a time). E6.E2: the copies all at once again on a fresh FAIR service with one lane; Σ_j(P_j+E_j), P_j = max(the copy\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
     rows,
     summaryRows,
     data: { options: { ...options, figuresDir: undefined }, memory, oneLane: { ...oneLane.mode, samples: undefined }, packedMaxLanes: packedRun.maxLanes, sweeps: outcomes },

@@ -7,7 +7,7 @@
  * jobs finish in the same order under SRTF and FIFO: the queueing, the part the
  * simulator predicts, is not fed in.
  *
- * As in bench/paper/jct.ts, every job is started and admitted before the trace, in
+ * As in bench/traceRun.ts, every job is started and admitted before the trace, in
  * arrival order, and waits for its arrival time (a start file carries the trace's
  * start), so Node's start-up on a loaded machine stays out of the trace.
  */
@@ -20,7 +20,7 @@ import type { TraceJob } from '../../core/sim/trace.js';
 import type { JobInfo } from '../../core/protocol/state.js';
 import { lastJson, ROOT, startService, type JobProcess, type TestService } from '../helpers/service.js';
 
-const TRAIN = join(ROOT, 'bench', 'paper', 'jobs', 'train.js');
+const TRAIN = join(ROOT, 'test', 'fixtures', 'jobs', 'traceTrain.js');
 const KiB = 1024;
 const HINTS = ['--persistent', String(256 * KiB), '--ephemeral', String(256 * KiB)];
 interface RealJob {

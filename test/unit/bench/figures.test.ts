@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cdfChart, cdfPoints, figureWidth, lineChart, niceTicks } from '../../../bench/figures.js';
 import { memoryOverRun, memoryRatio } from '../../../bench/evaluation/memory.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
-import type { Sample } from '../../../bench/paper/common.js';
+import type { Sample } from '../../../bench/sampler.js';
 
 describe('niceTicks', () => {
   it('covers the range with round steps', () => {

@@ -1,12 +1,12 @@
 /**
  * S1 of the evaluation (issue 10): average JCT FIFO / SRTF on a 100-job trace shaped
  * like the Salus paper's (paper: 3.19×). The trace in assets/traces is what
- * bench/paper/paperTrace.ts makes; docs/simulator.md says where its numbers come from.
+ * bench/evaluation/paperTrace.ts makes; docs/simulator.md says where its numbers come from.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PAPER_MODELS, paperTraceCsv, RUN_MINUTES } from '../../../bench/paper/paperTrace.js';
+import { PAPER_MODELS, paperTraceCsv, RUN_MINUTES } from '../../../bench/evaluation/paperTrace.js';
 import { simulate } from '../../../core/sim/simulator.js';
 import { parseTrace } from '../../../core/sim/trace.js';
 
@@ -15,7 +15,7 @@ const text = readFileSync(ASSET, 'utf8');
 const trace = parseTrace(text, 'paper-100.csv');
 
 describe('the paper-shaped trace', () => {
-  it('is what bench/paper/paperTrace.ts makes, with the paper\'s models, hints and run lengths', () => {
+  it('is what bench/evaluation/paperTrace.ts makes, with the paper\'s models, hints and run lengths', () => {
     expect(text).toBe(paperTraceCsv());
     expect(trace).toHaveLength(100);
     for (const job of trace) {

@@ -7,12 +7,12 @@
  * uniformly); arrivals are Poisson. docs/simulator.md says where each number comes
  * from and which ones are ours.
  *
- * `node dist/bench/paper/paperTrace.js [--seed N] [--jobs N] [--mean-gap-s S] > assets/traces/paper-100.csv`
+ * `node dist/bench/evaluation/paperTrace.js [--seed N] [--jobs N] [--mean-gap-s S] > assets/traces/paper-100.csv`
  */
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { formatTraceCsv, type TraceJob } from '../../core/sim/trace.js';
-import { exponential, seededRandom } from './common.js';
+import { exponential, seededRandom } from '../random.js';
 
 const MB = 1024 ** 2;
 const GB = 1024 ** 3;
