@@ -1,13 +1,16 @@
 /**
  * The job SDK: what a job may tell the service beyond plain WebGPU. Under
- * `salus run` it is `globalThis.salus`; outside Salus, `localSdk` keeps the same
- * calls working on a local device, so a job runs either way unchanged.
+ * `salus run` it is `globalThis.salus` (installed by ./preload.ts). Outside the
+ * service, `salus run --local` included, `globalThis.salus` is undefined, so a
+ * job that runs either way reads it optionally and falls back to calling its
+ * step itself: `globalThis.salus?.iteration ?? ((fn) => fn())`.
  */
 import type { JobHints } from '../protocol/state.js';
 import type { ServiceConnection } from './connection.js';
 
+/** What `globalThis.salus` offers a job under `salus run`. */
 export interface SalusSdk {
-  /** The service's id for this job, or null outside Salus. */
+  /** The service's id for this job (`job-3`), or null when the service's welcome named none. */
   readonly jobId: string | null;
   /**
    * Runs `fn` as one iteration: the service waits for this job's turn in its lane
@@ -44,12 +47,3 @@ export function createSdk(connection: ServiceConnection, jobId: string | null): 
     },
   };
 }
-
-/** The SDK outside Salus: iterations just run. */
-export const localSdk: SalusSdk = {
-  jobId: null,
-  async iteration<T>(fn: () => T | Promise<T>): Promise<T> {
-    return fn();
-  },
-  setHints(): void {},
-};
