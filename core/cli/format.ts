@@ -10,11 +10,13 @@ export function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
+/** An iteration time: ms below a second, else seconds; a dash for none. */
 function ms(value: number | null): string {
   if (value === null) return '-';
   return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${value.toFixed(1)} ms`;
 }
 
+/** The table of `salus jobs`: a row per job, or how to start one when there are none. */
 export function formatJobs(jobs: JobInfo[]): string {
   if (jobs.length === 0) return 'no jobs (start one with `salus run FILE`)';
   const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'SHARE', 'GPU TIME', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
@@ -33,6 +35,7 @@ export function formatJobs(jobs: JobInfo[]): string {
   return table(rows);
 }
 
+/** The text of `salus memory`: capacity, used and free, then each job's persistent memory and each lane. */
 export function formatMemory(memory: MemoryMap): string {
   const pct = (n: number) => `${((100 * n) / Math.max(1, memory.capacityBytes)).toFixed(1)}%`;
   const lines = [
@@ -52,6 +55,7 @@ export function formatMemory(memory: MemoryMap): string {
   return lines.join('\n') + (rows.length > 1 ? table(rows) : '(nothing allocated)');
 }
 
+/** The text of `salus policy`: the policy's name, then each knob's value, range and meaning. */
 export function formatPolicy(policy: PolicyInfo): string {
   const lines = [`policy ${policy.name}`];
   for (const knob of policy.knobs) {
