@@ -7,10 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addSample } from '../../../core/history/recorder.js';
-import { HISTORY_SERIES_MAX_POINTS } from '../../../core/protocol/history.js';
 import { HistoryStore } from '../../../core/history/store.js';
-import { resolveDataDir } from '../../../core/history/dataDir.js';
 import type { JobInfo, JobState } from '../../../core/protocol/state.js';
 import type { JobSpec } from '../../../core/protocol/history.js';
 
@@ -167,16 +164,6 @@ describe('a damaged history file', () => {
   });
 });
 
-describe('resolveDataDir', () => {
-  it('takes --data-dir, then $XDG_DATA_HOME, then the platform folder', () => {
-    const home = '/home/u';
-    expect(resolveDataDir('/x/y', { env: { XDG_DATA_HOME: '/d' }, platform: 'linux', home })).toBe('/x/y');
-    expect(resolveDataDir(undefined, { env: { XDG_DATA_HOME: '/d' }, platform: 'linux', home })).toBe('/d/salus');
-    expect(resolveDataDir(undefined, { env: {}, platform: 'linux', home })).toBe('/home/u/.local/share/salus');
-    expect(resolveDataDir(undefined, { env: {}, platform: 'darwin', home })).toBe('/home/u/Library/Application Support/salus');
-  });
-});
-
 describe('measuredProfile', () => {
   it('is the newest clean done run of the same file and arguments that measured memory', () => {
     const store = HistoryStore.open(dir);
@@ -198,22 +185,5 @@ describe('measuredProfile', () => {
     expect(store.measuredProfile('/jobs/train.js', ['--lr'])).toBeNull();
     expect(store.measuredProfile('/jobs/other.js', ['--lr', '0.1'])).toBeNull();
     store.close();
-  });
-});
-
-describe('addSample', () => {
-  it('samples at most once an interval, and thins a full series to every other point at half the rate', () => {
-    const track = { series: [] as Array<{ at: number; itersDone: number; attainedMs: number }>, sampleIntervalMs: 1000 };
-    addSample(track, { at: 0, itersDone: 0, attainedMs: 0 });
-    addSample(track, { at: 500, itersDone: 5, attainedMs: 5 });
-    expect(track.series).toHaveLength(1);
-    addSample(track, { at: 500, itersDone: 5, attainedMs: 5 }, true);
-    expect(track.series).toHaveLength(2);
-    for (let i = 2; i <= HISTORY_SERIES_MAX_POINTS; i++) addSample(track, { at: i * 1000, itersDone: i * 10, attainedMs: i });
-    expect(track.series.length).toBeLessThanOrEqual(HISTORY_SERIES_MAX_POINTS);
-    expect(track.series.length).toBeGreaterThan(HISTORY_SERIES_MAX_POINTS / 2 - 2);
-    expect(track.sampleIntervalMs).toBe(2000);
-    expect(track.series.at(-1)?.itersDone).toBe(HISTORY_SERIES_MAX_POINTS * 10);
-    expect(track.series[0].at).toBe(0);
   });
 });
