@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   DATA_INTERFACES, adapterInfo, compilationInfo, deviceLostInfo, supportedFeatures, supportedLimits, wgslLanguageFeatures,
-} from '../../../core/client/remote/interfaces.js';
-import { enumValue, wrappedUint32 } from '../../../core/client/remote/webidl.js';
+} from '../../../../core/client/remote/interfaces.js';
+import { enumValue, wrappedUint32 } from '../../../../core/client/remote/webidl.js';
 
 describe('WebGPU plain-data interfaces', () => {
   it('cannot be constructed by scripts', () => {

@@ -1,6 +1,6 @@
 /** Reading the CTS runner's output and grouping what regressed through the service by cause. */
 import { describe, expect, it } from 'vitest';
-import { causeOf, groupByCause, parseQueryOutput, passCount, regressions } from '../../../conformance/cts/results.js';
+import { causeOf, groupByCause, parseQueryOutput, passCount, regressions } from '../../../../conformance/cts/results.js';
 
 /** Output as the runner prints it with --print-json: a driver's warning first, a summary after. */
 function output(results: [string, string, string[]?][]): string {

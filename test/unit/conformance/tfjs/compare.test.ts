@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compareSuiteRuns, readSuiteRun, type SpecResult } from '../../../conformance/tfjs/compare.js';
+import { compareSuiteRuns, readSuiteRun, type SpecResult } from '../../../../conformance/tfjs/compare.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'salus-tfjs-compare-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
