@@ -1,22 +1,17 @@
 /**
- * `npm run bench:gpu`: E4 (switching) and E5 (overhead per zoo workload) on a
- * hardware GPU through Vulkan, added to `bench/results/summary.json` as rows of
+ * `npm run bench -- --gpu`: E4 (switching) and E5 (overhead per zoo workload) on
+ * a hardware GPU through Vulkan, added to `bench/results/summary.json` as rows of
  * their own (`E4.gpu`, `E5.tfjs-mlp.gpu`, …) whose `gpu` names the card, beside
- * the software GPU's rows.
- *
- * Usage: `node dist/bench/gpu.js [--quick] [--allow-software]`. It asks a fresh
- * `salus serve` which adapter it opened and stops with exit code 3 and a message
- * saying how to get a Vulkan loader when that is a software one (SwiftShader),
- * unless `--allow-software` (to test this path, or to compare). docs/evaluation.md
- * says how to bring a Vulkan loader to an NVIDIA machine.
+ * the software GPU's rows. bench/run.ts asks a fresh `salus serve` which adapter
+ * it opened and stops with exit code 3 and NO_HARDWARE_GPU when that is a
+ * software one (SwiftShader), unless `--allow-software` (to test this path, or to
+ * compare). docs/evaluation.md says how to bring a Vulkan loader to an NVIDIA machine.
  */
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { machineFacts, ROOT, serviceGpu } from './harness.js';
-import { benchSwitch, SWITCH_DEFAULTS, SWITCH_QUICK } from './switchLatency.js';
-import { benchOverhead } from './overhead.js';
-import { addSummaryRows, formatSummary, readSummary, summaryPath, type SummaryRow } from './summary.js';
+import { addSummaryRows, readSummary, type Summary, type SummaryRow } from './summary.js';
 import type { GpuInfo } from '../core/protocol/state.js';
+
+/** The benchmarks a GPU run may run: those with summary rows that a hardware GPU changes. */
+export const GPU_BENCHES: readonly string[] = ['switch', 'overhead'];
 
 /** What a row's `gpu` says: the adapter's description (or vendor and device) and backend. */
 export function gpuName(gpu: GpuInfo): string {
@@ -29,8 +24,9 @@ export function onGpu(row: SummaryRow, gpu: string): SummaryRow {
   return { ...row, id: [experiment, ...workload, 'gpu'].join('.'), gpu };
 }
 
+/** Why a GPU run refused the adapter it got, and how to get a hardware one. */
 export const NO_HARDWARE_GPU = [
-  'bench:gpu: the service opened a software adapter, not a hardware GPU.',
+  'bench --gpu: the service opened a software adapter, not a hardware GPU.',
   'On NVIDIA machines, WebGPU (Dawn) reaches the card through Vulkan: install the Vulkan loader',
   '(Debian/Ubuntu: apt-get install libvulkan1) and make sure the driver\'s ICD file exists',
   '(/usr/share/vulkan/icd.d/nvidia_icd.json or /etc/vulkan/icd.d/nvidia_icd.json; in a container,',
@@ -38,26 +34,13 @@ export const NO_HARDWARE_GPU = [
   'and check with `vulkaninfo --summary`. See docs/evaluation.md. --allow-software runs anyway.',
 ].join('\n');
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, 'allow-software': { type: 'boolean', default: false } } });
-  const gpu = await serviceGpu();
-  const name = gpuName(gpu);
-  if (gpu.isSoftware && !values['allow-software']) {
-    process.stderr.write(`${NO_HARDWARE_GPU}\nAdapter: ${name}\n`);
-    return 3;
-  }
-  process.stdout.write(`bench:gpu: ${name}\n`);
-  const quick = values.quick ?? false;
-  const results = [await benchSwitch(quick ? SWITCH_QUICK : SWITCH_DEFAULTS), await benchOverhead({ quick })];
-  const rows = results.flatMap((r) => r.summaryRows ?? []).map((row) => onGpu(row, name));
-  // The summary's machine and gpu stay those of the software runs it already holds; these rows carry their own gpu.
-  const before = readSummary(summaryPath(ROOT));
-  const summary = addSummaryRows(summaryPath(ROOT), rows, {
-    machine: Object.keys(before.machine).length ? before.machine : { ...machineFacts(), quick }, gpu: before.gpu || name,
+/**
+ * Adds `rows`, measured on the GPU named `gpu`, to the summary at `path` as `.gpu` rows. The
+ * summary's machine and gpu stay those of the software runs it already holds; these rows carry their own.
+ */
+export function addGpuRows(path: string, rows: readonly SummaryRow[], gpu: string, machine: Record<string, unknown>): Summary {
+  const before = readSummary(path);
+  return addSummaryRows(path, rows.map((row) => onGpu(row, gpu)), {
+    machine: Object.keys(before.machine).length ? before.machine : machine, gpu: before.gpu || gpu,
   });
-  process.stdout.write(`\n${formatSummary(summary.rows)}\n\nbench:gpu: rows added to ${summaryPath(ROOT)}\n`);
-  return 0;
 }
-
-// Imported by tests for its helpers; runs only as the entry point.
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exitCode = await main();

@@ -5,14 +5,16 @@
  * evaluation's rows (E4, E5.*, …) go into `bench/results/summary.json`
  * (bench/summary.ts), whose table is printed last.
  *
- * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR]`, NAME one of
+ * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR] [--gpu [--allow-software]]`, NAME one of
  * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), switch (E4), overhead (E5),
  * iteration, upload, call-path, paging (the cost of a switch that pages), wire
  * (issue 19: the job-service wire against a local device, rows W1-W5). The
  * experiments on the zoo's framework jobs draw their figures into docs/ (with `--quick`, into bench/results/figures/; `--figures
  * DIR` says where). `--quick` runs fewer
  * samples, and only the evaluation's experiments unless `--only` says otherwise
- * (under 10 minutes on 2 cores). Needs `npm run build` (the bench runs the
+ * (under 10 minutes on 2 cores). `--gpu` runs switch and overhead on a hardware
+ * GPU and adds their rows as `.gpu` rows (./gpu.ts); it exits 3 on a software
+ * adapter unless `--allow-software`. Needs `npm run build` (the bench runs the
  * compiled `salus`, as users do).
  *
  * The machine is shared and noisy: compare the ratios within one run (each
@@ -25,6 +27,8 @@ import { formatTable, writeResults, type BenchResult } from './report.js';
 import { benchSwitch, SWITCH_DEFAULTS, SWITCH_QUICK } from './switchLatency.js';
 import { benchOverhead } from './overhead.js';
 import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
+import { addGpuRows, GPU_BENCHES, gpuName, NO_HARDWARE_GPU } from './gpu.js';
+import type { GpuInfo } from '../core/protocol/state.js';
 import { benchIterationTime } from './iterationTime.js';
 import { benchUpload } from './uploadThroughput.js';
 import { benchCallPath } from './callPath.js';
@@ -58,8 +62,7 @@ const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
 const QUICK_BENCHES = ['jct', 'sweep', 'inference', 'switch', 'overhead'];
 
 /** What the figures depend on: the GPU the service opens, the CPUs, Node, the commit. */
-async function environment() {
-  const gpu = await serviceGpu();
+function environment(gpu: GpuInfo) {
   return {
     adapter: gpu.description || `${gpu.vendor} ${gpu.device}`.trim(),
     backend: gpu.backend,
@@ -69,18 +72,30 @@ async function environment() {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false }, figures: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' }, quick: { type: 'boolean', default: false }, figures: { type: 'string' },
+      gpu: { type: 'boolean', default: false }, 'allow-software': { type: 'boolean', default: false },
+    },
+  });
   if (values.figures) figuresOverride = resolve(values.figures);
   const quick = values.quick ?? false;
-  const names = values.only ? values.only.split(',').map((s) => s.trim()) : quick ? QUICK_BENCHES : Object.keys(BENCHES);
-  const unknown = names.filter((name) => !BENCHES[name]);
+  const onGpu = values.gpu ?? false;
+  const choices = onGpu ? GPU_BENCHES : Object.keys(BENCHES);
+  const names = values.only ? values.only.split(',').map((s) => s.trim()) : onGpu ? GPU_BENCHES : quick ? QUICK_BENCHES : choices;
+  const unknown = names.filter((name) => !choices.includes(name));
   if (unknown.length) {
-    process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; choose from ${Object.keys(BENCHES).join(', ')}\n`);
+    process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}${onGpu ? ' with --gpu' : ''}; choose from ${choices.join(', ')}\n`);
     return 2;
   }
 
   const startedAt = new Date();
-  const env = await environment();
+  const gpu = await serviceGpu();
+  if (onGpu && gpu.isSoftware && !values['allow-software']) {
+    process.stderr.write(`${NO_HARDWARE_GPU}\nAdapter: ${gpuName(gpu)}\n`);
+    return 3;
+  }
+  const env = environment(gpu);
   process.stdout.write(`bench: ${env.adapter} (${env.backend}${env.isSoftware ? ', software GPU' : ''}), `
     + `${env.cpuCount} CPUs, Node ${env.node}, load ${env.loadAverage1m}\n`);
   const results: BenchResult[] = [];
@@ -109,8 +124,10 @@ async function main(): Promise<number> {
   process.stdout.write(`\n${formatTable(results)}\n\nbench: results in ${path}\n`);
   const rows = results.flatMap((r) => r.summaryRows ?? []);
   if (rows.length) {
-    const gpu = `${env.adapter} (${env.backend}${env.isSoftware ? ', software' : ''})`;
-    const summary = addSummaryRows(summaryPath(ROOT), rows, { machine: { ...machineFacts(), quick }, gpu });
+    const machine = { ...machineFacts(), quick };
+    const summary = onGpu
+      ? addGpuRows(summaryPath(ROOT), rows, gpuName(gpu), machine)
+      : addSummaryRows(summaryPath(ROOT), rows, { machine, gpu: gpuName(gpu) });
     process.stdout.write(`\n${formatSummary(summary.rows)}\n\nbench: evaluation summary in ${summaryPath(ROOT)}\n`);
   }
   return failures.length ? 1 : 0;

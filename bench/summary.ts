@@ -29,7 +29,7 @@ export interface SummaryRow {
   paper: string;
   /** The target from the issue, if any (`≥ 0.90`); met when `ratio` reaches `target`. */
   target?: number;
-  /** The GPU this row was measured on, where it differs from the summary's (`npm run bench:gpu`). */
+  /** The GPU this row was measured on, where it differs from the summary's (`npm run bench -- --gpu`). */
   gpu?: string;
 }
 
