@@ -20,7 +20,7 @@ import type { TraceJob } from '../../core/sim/trace.js';
 import type { JobInfo } from '../../core/protocol/state.js';
 import { lastJson, ROOT, startService, type JobProcess, type TestService } from '../helpers/service.js';
 
-const TRAIN = join(ROOT, 'test', 'fixtures', 'jobs', 'traceTrain.js');
+const STEPS = join(ROOT, 'test', 'fixtures', 'jobs', 'steps.js');
 const KiB = 1024;
 const HINTS = ['--persistent', String(256 * KiB), '--ephemeral', String(256 * KiB)];
 interface RealJob {
@@ -65,8 +65,8 @@ async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob
   const startFile = join(dir, 'start');
   const jobs: JobProcess[] = [];
   for (const job of TRACE) {
-    jobs.push(service.startJob(['--name', job.name, '--iterations', String(job.iterations), ...HINTS, TRAIN, '--',
-      '--iterations', String(job.iterations), '--work', '96', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
+    jobs.push(service.startJob(['--name', job.name, '--iterations', String(job.iterations), ...HINTS, STEPS, '--',
+      '--iterations', String(job.iterations), '--work', '96', '--sdk', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
     await service.waitForJobs((infos) => infos.some((info) => info.name === job.name && info.state === 'running'), 30_000);
   }
   await service.waitForJobs((infos) => TRACE.every((job) => infos.some((info) => info.name === job.name && info.memory.persistentBytes >= 256 * KiB)), 30_000);
