@@ -66,9 +66,13 @@ export function formatTable(results: readonly BenchResult[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-/** Writes `bench/results/<timestamp>.json` under `root`; returns its path. */
-export function writeResults(root: string, content: object, startedAt: Date): string {
-  const dir = join(root, 'bench', 'results');
+/** Where a run's JSON goes unless told: `bench/results/` under the repository root `root`. */
+export function resultsDir(root: string): string {
+  return join(root, 'bench', 'results');
+}
+
+/** Writes `<timestamp>.json` into `dir` (made if missing); returns its path. */
+export function writeResults(dir: string, content: object, startedAt: Date): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(path, `${JSON.stringify(content, null, 2)}\n`);

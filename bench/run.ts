@@ -5,7 +5,7 @@
  * evaluation's rows (E4, E5.*, …) go into `bench/results/summary.json`
  * (bench/summary.ts), whose table is printed last.
  *
- * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR] [--gpu [--allow-software]]`, NAME one of
+ * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR] [--results DIR] [--gpu [--allow-software]]`, NAME one of
  * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), switch (E4), overhead (E5),
  * iteration, upload, call-path, paging (the cost of a switch that pages), wire
  * (issue 19: the job-service wire against a local device, rows W1-W5). The
@@ -14,7 +14,8 @@
  * samples, and only the evaluation's experiments unless `--only` says otherwise
  * (under 10 minutes on 2 cores). `--gpu` runs switch and overhead on a hardware
  * GPU and adds their rows as `.gpu` rows (./gpu.ts); it exits 3 on a software
- * adapter unless `--allow-software`. Needs `npm run build` (the bench runs the
+ * adapter unless `--allow-software`. `--results DIR` puts this run's JSON there
+ * instead (the summary stays in bench/results/). Needs `npm run build` (the bench runs the
  * compiled `salus`, as users do).
  *
  * The machine is shared and noisy: compare the ratios within one run (each
@@ -23,7 +24,7 @@
 import { parseArgs } from 'node:util';
 import { machineFacts, ROOT, serviceGpu } from './harness.js';
 import { loadavg } from 'node:os';
-import { formatTable, writeResults, type BenchResult } from './report.js';
+import { formatTable, resultsDir, writeResults, type BenchResult } from './report.js';
 import { benchSwitch, SWITCH_DEFAULTS, SWITCH_QUICK } from './switchLatency.js';
 import { benchOverhead } from './overhead.js';
 import { addSummaryRows, formatSummary, summaryPath } from './summary.js';
@@ -75,7 +76,7 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       only: { type: 'string' }, quick: { type: 'boolean', default: false }, figures: { type: 'string' },
-      gpu: { type: 'boolean', default: false }, 'allow-software': { type: 'boolean', default: false },
+      gpu: { type: 'boolean', default: false }, 'allow-software': { type: 'boolean', default: false }, results: { type: 'string' },
     },
   });
   if (values.figures) figuresOverride = resolve(values.figures);
@@ -114,7 +115,7 @@ async function main(): Promise<number> {
     }
   }
 
-  const path = writeResults(ROOT, {
+  const path = writeResults(values.results ? resolve(values.results) : resultsDir(ROOT), {
     startedAt: startedAt.toISOString(),
     durationS: Number(((Date.now() - startedAt.getTime()) / 1000).toFixed(1)),
     environment: { ...env, loadAverage1mAtEnd: Number(loadavg()[0].toFixed(2)) },

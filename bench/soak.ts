@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machineFacts, ROOT, startService, type BenchService, type SalusProcess } from './harness.js';
 import { seededRandom } from './random.js';
-import { writeResults } from './report.js';
+import { resultsDir, writeResults } from './report.js';
 import type { JobInfo, MemoryMap } from '../core/protocol/state.js';
 import { POLICY_NAMES } from '../core/protocol/state.js';
 
@@ -202,7 +202,7 @@ async function main(): Promise<number> {
   if (!(minutes > 0)) throw new Error(`soak: --minutes must be a positive number, got '${values.minutes}'`);
   const result = await soak({ durationMs: minutes * 60_000, maxJobs: Number(values['max-jobs']), seed: Number(values.seed), memory: values.memory! });
   process.stdout.write(`${JSON.stringify({ ...result, samples: `${result.samples.length} samples` }, null, 2)}\n`);
-  const file = writeResults(ROOT, { kind: 'soak', machine: machineFacts(), result }, startedAt);
+  const file = writeResults(resultsDir(ROOT), { kind: 'soak', machine: machineFacts(), result }, startedAt);
   process.stdout.write(`soak: ${result.passed ? 'passed' : 'FAILED'}; ${result.jobsRun} jobs, peak ${result.peakConcurrentJobs} at once, `
     + `${result.iterationsPerSecond} iterations/s; written to ${file}\n`);
   return result.passed ? 0 : 1;
