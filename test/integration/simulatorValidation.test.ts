@@ -66,7 +66,7 @@ async function runReal(policy: 'SRTF' | 'FIFO' | 'PACK', TRACE: readonly RealJob
   const jobs: JobProcess[] = [];
   for (const job of TRACE) {
     jobs.push(service.startJob(['--name', job.name, '--iterations', String(job.iterations), ...HINTS, STEPS, '--',
-      '--iterations', String(job.iterations), '--work', '96', '--sdk', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
+      '--iterations', String(job.iterations), '--work', '96', '--sdk', '--quiet', ...HINTS, '--start-file', startFile, '--arrival-ms', String(job.arrivalMs)]));
     await service.waitForJobs((infos) => infos.some((info) => info.name === job.name && info.state === 'running'), 30_000);
   }
   await service.waitForJobs((infos) => TRACE.every((job) => infos.some((info) => info.name === job.name && info.memory.persistentBytes >= 256 * KiB)), 30_000);
