@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
 import { openGpu } from '../executor/gpu.js';
+import { throttleDawnPolling } from '../executor/dawnPolling.js';
 import { detectCapacity } from '../memory/capacity.js';
 import { SalusService, SERVICE_VERSION } from '../service/service.js';
 import type { ControlTarget } from '../service/control.js';
@@ -45,6 +46,8 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   // The panel's address is checked before anything starts, so a typo costs no GPU start-up.
   const httpServer = options.http === undefined ? null : await import('../bridge/httpServer.js');
   httpServer?.parseListen(options.http!);
+  // The service waits on the GPU for every job at once: dawn.node's polls while it waits are throttled (see dawnPolling.ts).
+  throttleDawnPolling();
   const gpu = await openGpu({ backend: options.backend, adapter: options.adapter });
   const capacity = await detectCapacity({
     configuredBytes: options.memoryBytes,

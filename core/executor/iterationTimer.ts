@@ -10,11 +10,14 @@ export class IterationTimer {
   private readonly querySet: GPUQuerySet;
   private readonly resolve: GPUBuffer;
   private readonly readback: GPUBuffer;
+  /** Between `begin` and `end`: an iteration is being timed. */
   private busy = false;
   private pendingBegin = false;
   private began = false;
   /** The span being read back, once the end is marked. */
   private reading: Promise<number | null> | null = null;
+  /** The last reading started and not finished: the readback buffer is mapped by one reading at a time. */
+  private inFlight: Promise<number | null> | null = null;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -51,15 +54,30 @@ export class IterationTimer {
 
   /**
    * Marks the end now: writes the end stamp after all work submitted so far and
-   * starts reading the span back. Call it before replaying the job's own sync
-   * point (its mapAsync, onSubmittedWorkDone), so the reading comes back in the
-   * same completion as the job's and the next iteration never waits for it.
-   * Later calls (and `end`) return the same reading.
+   * starts reading the span back. Call it at the job's own sync point (before
+   * replaying its mapAsync or onSubmittedWorkDone), so the reading comes back in
+   * the same completion as the job's and neither the job's next call nor the next
+   * iteration waits for it. Later calls (and `end`) return the same reading, unless
+   * the job submitted more work in between (`reopen`).
    */
   markEnd(): Promise<number | null> {
     if (!this.busy) return Promise.resolve(null);
-    this.reading ??= this.read();
+    if (!this.reading) {
+      const previous = this.inFlight;
+      const reading = previous ? previous.then(() => this.read()) : this.read();
+      this.reading = reading;
+      this.inFlight = reading;
+      void reading.then(() => { if (this.inFlight === reading) this.inFlight = null; });
+    }
     return this.reading;
+  }
+
+  /**
+   * The job submitted work after the end was marked, in the same iteration: that
+   * reading ends too early, so the next `markEnd` (or `end`) reads again.
+   */
+  reopen(): void {
+    if (this.busy) this.reading = null;
   }
 
   /**
@@ -69,16 +87,16 @@ export class IterationTimer {
   end(): Promise<number | null> {
     const reading = this.markEnd();
     this.reading = null;
+    this.busy = false;
     return reading;
   }
 
-  private async read(): Promise<number | null> {
+  /** Writes the end stamp now and reads the span back; never rejects (null: unmeasured). */
+  private read(): Promise<number | null> {
     this.pendingBegin = false;
     if (!this.began) {
       // The iteration submitted nothing: no GPU span to measure.
-      this.busy = false;
-      await this.device.queue.onSubmittedWorkDone();
-      return null;
+      return this.device.queue.onSubmittedWorkDone().then(() => null, () => null);
     }
     this.device.pushErrorScope('validation');
     const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
@@ -87,6 +105,10 @@ export class IterationTimer {
     encoder.copyBufferToBuffer(this.resolve, 0, this.readback, 0, 16);
     this.device.queue.submit([encoder.finish()]);
     const error = this.device.popErrorScope();
+    return this.readBack(error);
+  }
+
+  private async readBack(error: Promise<GPUError | null>): Promise<number | null> {
     try {
       await this.readback.mapAsync(GPUMapMode.READ);
       const [start, end] = new BigUint64Array(this.readback.getMappedRange());
@@ -95,8 +117,6 @@ export class IterationTimer {
       return Number(end - start) / 1e6;
     } catch {
       return null;
-    } finally {
-      this.busy = false;
     }
   }
 

@@ -18,8 +18,8 @@ export type LimitPair = (key: string) => { job: number; device: number };
 
 /** Each shader module's WGSL source, while the module lives. */
 const sources = new WeakMap<GPUShaderModule, string>();
-/** Each pipeline's module source, for the bindings of its 'auto' layouts. */
-const pipelineSources = new WeakMap<GPUComputePipeline, string>();
+/** Each pipeline's module, for the bindings of its 'auto' layouts. */
+const pipelineModules = new WeakMap<GPUComputePipeline, GPUShaderModule>();
 /** A buffer binding of a layout: its kind and the shader stages that see it (GPUShaderStage flags). */
 interface BufferBindingInfo {
   kind: 'uniform' | 'storage';
@@ -28,7 +28,12 @@ interface BufferBindingInfo {
 }
 
 /** Each bind group layout's buffer bindings, by binding number; absent when unknown. */
-const layoutKinds = new WeakMap<GPUBindGroupLayout, Map<number, BufferBindingInfo>>();
+const layoutKinds = new WeakMap<GPUBindGroupLayout, ReadonlyMap<number, BufferBindingInfo>>();
+/**
+ * Each module's buffer bindings by group, read from its WGSL once (null: unreadable). Jobs such as
+ * TF.js call getBindGroupLayout before every dispatch, and reading a large shader takes ~0.3 ms.
+ */
+const moduleGroups = new WeakMap<GPUShaderModule, ReadonlyMap<number, ReadonlyMap<number, BufferBindingInfo>> | null>();
 
 const STAGES = [['vertex', 0x1], ['fragment', 0x2], ['compute', 0x4]] as const;
 
@@ -51,7 +56,7 @@ export function noteLayoutEntries(
 }
 
 /** How many buffers of `kind` the layouts show each stage. */
-function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind: 'uniform' | 'storage'): Map<string, number> {
+function buffersPerStage(layouts: Iterable<ReadonlyMap<number, BufferBindingInfo>>, kind: 'uniform' | 'storage'): Map<string, number> {
   const counts = new Map<string, number>();
   for (const layout of layouts) {
     for (const info of layout.values()) {
@@ -63,10 +68,10 @@ function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind
 }
 
 /** Why the job's device would refuse layouts showing a stage more buffers per kind than its limits; null when it would not (or cannot tell). */
-function perStageError(limits: LimitPair, layouts: ReadonlyArray<Map<number, BufferBindingInfo> | undefined>, what: string): string | null {
+function perStageError(limits: LimitPair, layouts: ReadonlyArray<ReadonlyMap<number, BufferBindingInfo> | undefined>, what: string): string | null {
   if (layouts.some((l) => l === undefined)) return null;
   for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
-    for (const [stage, count] of buffersPerStage(layouts as Map<number, BufferBindingInfo>[], kind)) {
+    for (const [stage, count] of buffersPerStage(layouts as ReadonlyMap<number, BufferBindingInfo>[], kind)) {
       const most = pastJobLimit(limits, key, count);
       if (most !== null) return `${what}: ${count} ${kind} buffers visible to the ${stage} stage exceed the device's ${key} ${most}`;
     }
@@ -75,7 +80,7 @@ function perStageError(limits: LimitPair, layouts: ReadonlyArray<Map<number, Buf
   const dynamicLimits = [['uniform', 'maxDynamicUniformBuffersPerPipelineLayout'], ['storage', 'maxDynamicStorageBuffersPerPipelineLayout']] as const;
   for (const [kind, key] of dynamicLimits) {
     let count = 0;
-    for (const layout of layouts as Map<number, BufferBindingInfo>[]) for (const info of layout.values()) if (info.kind === kind && info.dynamic) count++;
+    for (const layout of layouts as ReadonlyMap<number, BufferBindingInfo>[]) for (const info of layout.values()) if (info.kind === kind && info.dynamic) count++;
     const most = pastJobLimit(limits, key, count);
     if (most !== null) return `${what}: ${count} ${kind} buffers with dynamic offsets exceed the device's ${key} ${most}`;
   }
@@ -94,21 +99,37 @@ export function pipelineLayoutLimitError(limits: LimitPair, layouts: ReadonlyArr
 
 /** Remembers which module a pipeline was made from. */
 export function notePipeline(pipeline: GPUComputePipeline, module: GPUShaderModule): void {
-  const source = sources.get(module);
-  if (source !== undefined) pipelineSources.set(pipeline, source);
+  if (sources.has(module)) pipelineModules.set(pipeline, module);
 }
+
+/** `module`'s buffer bindings by group (read once, then shared: callers never change them); null when unknown. */
+function groupsOf(module: GPUShaderModule): ReadonlyMap<number, ReadonlyMap<number, BufferBindingInfo>> | null {
+  let groups = moduleGroups.get(module);
+  if (groups !== undefined) return groups;
+  const source = sources.get(module);
+  const kinds = source === undefined ? null : bufferBindingKinds(source);
+  if (kinds) {
+    const byGroup = new Map<number, Map<number, BufferBindingInfo>>();
+    for (const [key, kind] of kinds) {
+      const [group, binding] = key.split(':').map(Number);
+      let ofGroup = byGroup.get(group);
+      if (!ofGroup) byGroup.set(group, ofGroup = new Map());
+      ofGroup.set(binding, { kind, visibility: 0x4, dynamic: false });
+    }
+    groups = byGroup;
+  } else groups = null;
+  moduleGroups.set(module, groups);
+  return groups;
+}
+
+const NO_BINDINGS: ReadonlyMap<number, BufferBindingInfo> = new Map();
 
 /** Remembers the buffer bindings of group `index` of a pipeline's (auto) layout. */
 export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUComputePipeline, index: number): void {
-  const source = pipelineSources.get(pipeline);
-  const kinds = source === undefined ? null : bufferBindingKinds(source);
-  if (!kinds) return;
-  const ofGroup = new Map<number, BufferBindingInfo>();
-  for (const [key, kind] of kinds) {
-    const [group, binding] = key.split(':').map(Number);
-    if (group === index) ofGroup.set(binding, { kind, visibility: 0x4, dynamic: false });
-  }
-  layoutKinds.set(layout, ofGroup);
+  const module = pipelineModules.get(pipeline);
+  const groups = module === undefined ? null : groupsOf(module);
+  if (!groups) return;
+  layoutKinds.set(layout, groups.get(index) ?? NO_BINDINGS);
 }
 
 const AUTO_LAYOUT_LIMITS = ['maxStorageBuffersPerShaderStage', 'maxUniformBuffersPerShaderStage'];

@@ -247,7 +247,7 @@ export class Session implements ResidentSession {
     const ctx = this.context(payload);
     this.scopes.openSegment();
     let endAfterBatch = false;
-    // Where the timer may mark an inferred iteration's end early: at the batch's last sync point, if no submit follows.
+    // Where the timer may mark an iteration's end early: at the batch's last sync point, if no submit follows.
     const lastSync = lastIndexOf(cmds, SYNC_OPS);
     const markAt = lastSync > lastIndexOf(cmds, SUBMIT_OPS) ? lastSync : -1;
     /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
@@ -280,6 +280,10 @@ export class Session implements ResidentSession {
         this.dispatchedSinceSync = false;
         // Read the iteration's time back alongside the job's own wait, so the next iteration never waits for it.
         if (index === markAt) this.timer?.markEnd();
+      } else if (index === markAt && this.inIteration && this.submittedInIteration) {
+        // A marked iteration may submit again after this sync point (the timer then reads again), but seldom does:
+        // reading now lets iterationEnd answer without another trip through the GPU.
+        this.timer?.markEnd();
       }
       switch (cmd.op) {
         case 'iterationBegin':
@@ -329,7 +333,10 @@ export class Session implements ResidentSession {
           if (error) this.scopes.report(error);
           this.workingSetTracker.observe(cmd, this.table, error === null);
           this.bindGroupSources.observe(cmd, this.table, error === null);
-          if (cmd.op === 'submit') this.submittedInIteration = true;
+          if (cmd.op === 'submit') {
+            this.submittedInIteration = true;
+            this.timer?.reopen();
+          }
           if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') this.dispatchedSinceSync = true;
         }
       }

@@ -91,4 +91,31 @@ describe('IterationTimer', () => {
     device.queue.submit([]);
     timer.destroy();
   });
+
+  it('reads again when work is submitted after the end was marked, so the span covers it', async () => {
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps).toBe(false);
+    timer.begin();
+    const t0 = performance.now();
+    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    const early = timer.markEnd();
+    // The job's marked iteration goes on: three more of the same work after its sync point.
+    device.queue.submit([work()]);
+    timer.reopen();
+    device.queue.submit([work(), work()]);
+    const reading = timer.end();
+    expect(reading).not.toBe(early);
+    const [earlyMs, spanMs] = [await early, await reading];
+    const wallMs = performance.now() - t0;
+    expect(earlyMs).toBeGreaterThan(0);
+    expect(spanMs!).toBeGreaterThan(earlyMs!);
+    expect(spanMs!).toBeLessThanOrEqual(wallMs);
+    // A reopen outside an iteration changes nothing; the next iteration reads as before.
+    timer.reopen();
+    expect(await timer.markEnd()).toBeNull();
+    timer.begin();
+    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    expect(await timer.end()).toBeGreaterThan(0);
+    timer.destroy();
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bindGroupLayoutLimitError, bindingSizeLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments, noteLayoutEntries,
-  pipelineLayoutLimitError, type LimitPair,
+  noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from '../../../core/executor/jobLimits.js';
 
 /** A job with WebGPU's defaults on a shared device with an adapter's finer alignment and more storage buffers. */
@@ -53,5 +53,25 @@ describe('job limits past the shared device', () => {
     expect(pipelineLayoutLimitError(limits, [dynamic(3), dynamic(2)])).toMatch(/maxDynamicStorageBuffersPerPipelineLayout 4/);
     // A layout it knows nothing of (none recorded) is not refused.
     expect(pipelineLayoutLimitError(limits, [layout(entries(5)), {} as GPUBindGroupLayout])).toBeNull();
+  });
+
+  it('knows every auto layout of a pipeline by its WGSL, read once per module and shared by its layouts', () => {
+    const module = {} as GPUShaderModule;
+    noteShaderModule(module, '@group(0) @binding(0) var<storage, read_write> a: array<f32>;\n@group(1) @binding(2) var<uniform> u: vec4f;');
+    const pipelines = [{}, {}] as GPUComputePipeline[];
+    for (const pipeline of pipelines) notePipeline(pipeline, module);
+    // TF.js asks for group 0 before every dispatch: each of its layouts carries the bindings.
+    const layouts = [...pipelines, pipelines[0]].map((pipeline) => {
+      const obj = {} as GPUBindGroupLayout;
+      noteLayoutOfPipeline(obj, pipeline, 0);
+      return obj;
+    });
+    for (const obj of layouts) expect(bindingSizeLimitError(limits, obj, 0, 0, 132)).toMatch(/binding 0 is 132 bytes.*maxStorageBufferBindingSize 128/);
+    const group1 = {} as GPUBindGroupLayout;
+    noteLayoutOfPipeline(group1, pipelines[1], 1);
+    expect(bindingSizeLimitError(limits, group1, 0, 0, 132)).toBeNull();
+    const empty = {} as GPUBindGroupLayout;
+    noteLayoutOfPipeline(empty, pipelines[0], 3);
+    expect(bindGroupLayoutLimitError(limits, empty)).toBeNull();
   });
 });

@@ -1,0 +1,108 @@
+/**
+ * How often the service lets dawn.node look for finished GPU work.
+ *
+ * While any GPU promise is pending (a job's mapAsync or onSubmittedWorkDone, the
+ * iteration timer's readback), dawn.node polls its instance on every turn of the
+ * event loop: it calls the global `setImmediate` with a new native function each
+ * time (dawn's src/dawn/node/binding/AsyncRunner.cpp, "TODO: create once, reuse").
+ * So the service's thread spins for as long as the GPU works, on cores a software
+ * GPU's threads need, and each of those functions carries a finalizer, so it
+ * outlives young-generation collections: in a service replaying an ONNX Runtime
+ * server's requests, 83% of the bytes allocated were these polls (a sampled heap
+ * profile), and the collections they caused were 12% of its main thread's time.
+ *
+ * `throttleDawnPolling` wraps the global `setImmediate` so that a native
+ * callback without name or parameters, passed without arguments (what dawn.node
+ * passes; other callers pass JavaScript functions or, awaiting a turn, a
+ * promise's one-parameter resolve) runs at most once per `minIntervalUs`; dawn.node
+ * schedules its next poll only once the held one has run. The first poll after a
+ * quiet spell runs on the next turn as before, so an idle awaited call is not
+ * delayed. For the first `spinUs` of a wait a poll that is not due yet waits by
+ * turning the event loop (one reused callback of ours); past that the thread
+ * sleeps until it is due, leaving the cores to the GPU. Either way sockets are
+ * served between polls, and a completion is seen at most about `minIntervalUs`
+ * (plus the kernel's timer slack once sleeping) late. Every other `setImmediate`
+ * call goes through unchanged.
+ */
+/** The service's settings: polls well under a socket round trip apart; sleeping only in waits longer than a few round trips. */
+export const DAWN_POLLING = { minIntervalUs: 50, spinUs: 500 };
+
+type Callback = (...args: unknown[]) => void;
+
+/**
+ * Whether `fn` looks like dawn.node's poll: a native function without a name or parameters. JavaScript
+ * functions are not native, and a promise's resolve function (`setImmediate(resolve)`) takes one parameter.
+ */
+function isDawnPoll(fn: unknown): boolean {
+  return typeof fn === 'function' && fn.length === 0 && fn.name === ''
+    && Function.prototype.toString.call(fn).endsWith('{ [native code] }');
+}
+
+let installed: { restore(): void } | null = null;
+
+/**
+ * Installs the throttle on this process's global `setImmediate` (once; later calls return the same handle).
+ * `restore()` puts the original back; polls held then still run.
+ */
+export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): { restore(): void } {
+  if (installed) return installed;
+  const original = globalThis.setImmediate;
+  const minIntervalMs = minIntervalUs / 1000;
+  const spinMs = spinUs / 1000;
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  let lastPollMs = -Infinity;
+  /** When the current wait began: dawn.node asked for a poll other than from inside one (a new pending promise). */
+  let waitStartMs = -Infinity;
+  let polling = false;
+  /** Polls waiting for their turn (dawn.node has at most one per instance). */
+  const held: Callback[] = [];
+  let turning = false;
+
+  const runDue = (): void => {
+    turning = false;
+    if (held.length === 0) return;
+    let now = performance.now();
+    const earlyMs = minIntervalMs - (now - lastPollMs);
+    if (earlyMs > 0) {
+      if (now - waitStartMs < spinMs) {
+        turning = true;
+        original(runDue);
+        return;
+      }
+      // A long wait: sleep until the poll is due (nothing but this thread waits; sockets are served next turn).
+      Atomics.wait(sleeper, 0, 0, earlyMs);
+      now = performance.now();
+    }
+    lastPollMs = now;
+    polling = true;
+    try {
+      for (const poll of held.splice(0)) poll();
+    } finally {
+      polling = false;
+    }
+  };
+
+  const throttled = function setImmediate(callback: Callback, ...args: unknown[]): NodeJS.Immediate {
+    if (args.length > 0 || !isDawnPoll(callback)) return original(callback, ...args);
+    // Asked from inside a poll: the same wait goes on; else a promise became pending after a quiet spell.
+    if (!polling) waitStartMs = performance.now();
+    held.push(callback);
+    const immediate = turning ? undefined : original(runDue);
+    turning = true;
+    // dawn.node ignores what setImmediate returns.
+    return immediate as NodeJS.Immediate;
+  };
+  // util.promisify(setImmediate) and friends read properties of the original.
+  for (const key of Reflect.ownKeys(original)) {
+    if (key === 'length' || key === 'name' || key === 'prototype') continue;
+    Object.defineProperty(throttled, key, Object.getOwnPropertyDescriptor(original, key)!);
+  }
+  globalThis.setImmediate = throttled as typeof globalThis.setImmediate;
+  installed = {
+    restore() {
+      if (globalThis.setImmediate === (throttled as unknown)) globalThis.setImmediate = original;
+      installed = null;
+    },
+  };
+  return installed;
+}

@@ -1,0 +1,71 @@
+// The poll throttle: dawn.node's polls (native callbacks without name or parameters, passed to the
+// global setImmediate) run at most once per interval; every other setImmediate is untouched. A bound
+// function renamed '' is native to V8 as dawn.node's are, so it stands in for one; the real ones run
+// in every `salus serve` of the integration tests.
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { throttleDawnPolling } from '../../../core/executor/dawnPolling.js';
+
+let restore: (() => void) | null = null;
+afterEach(() => {
+  restore?.();
+  restore = null;
+});
+
+/** A native function named '' with no parameters, as dawn.node's polls are. */
+const asDawnPoll = (fn: () => void) => Object.defineProperty(fn.bind(null), 'name', { value: '' });
+
+/**
+ * A chain of polls as dawn.node makes while a promise is pending: each run schedules the next, until
+ * `forMs` after the first (or `count` polls); resolves with their times (ms).
+ */
+function pollChain({ count = Infinity, forMs = Infinity }: { count?: number; forMs?: number }): Promise<number[]> {
+  return new Promise((resolve) => {
+    const times: number[] = [];
+    const poll = () => {
+      times.push(performance.now());
+      if (times.length < count && times[times.length - 1] - times[0] < forMs) setImmediate(asDawnPoll(poll));
+      else resolve(times);
+    };
+    setImmediate(asDawnPoll(poll));
+  });
+}
+
+describe('throttleDawnPolling', () => {
+  it('runs a wait\'s polls at most once per interval, spinning first and sleeping past spinUs', async () => {
+    restore = throttleDawnPolling({ minIntervalUs: 200, spinUs: 2000 }).restore;
+    const start = performance.now();
+    const times = await pollChain({ forMs: 20 });
+    // The first poll of a wait is not held.
+    expect(times[0] - start).toBeLessThan(50);
+    // At most one poll per 0.2 ms (a busy machine makes fewer; unthrottled, a turn takes a few µs).
+    const spanMs = times[times.length - 1] - times[0];
+    expect(times.length).toBeGreaterThan(2);
+    expect(times.length - 1).toBeLessThanOrEqual(Math.ceil(spanMs / 0.2) + 1);
+  });
+
+  it('passes JavaScript callbacks, arguments and promisify through, and restores the original', async () => {
+    const original = globalThis.setImmediate;
+    restore = throttleDawnPolling({ minIntervalUs: 100_000, spinUs: 0 }).restore;
+    expect(globalThis.setImmediate).not.toBe(original);
+    // A held native poll does not hold anything else back.
+    const slow = pollChain({ count: 2 });
+    const seen = await new Promise<unknown[]>((resolve) => setImmediate((...args: unknown[]) => resolve(args), 1, 'two'));
+    expect(seen).toEqual([1, 'two']);
+    expect(await promisify(setImmediate)('value')).toBe('value');
+    // A promise's resolve is native too, but takes a parameter: awaiting a turn is not held.
+    const turnStart = performance.now();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(performance.now() - turnStart).toBeLessThan(50);
+    // Nor is a native function with a name (a bound one is 'bound …').
+    const boundStart = performance.now();
+    await new Promise<void>((resolve) => setImmediate((() => resolve()).bind(null)));
+    expect(performance.now() - boundStart).toBeLessThan(50);
+    const [first, second] = await slow;
+    // Held until 100 ms after the first began (stamped a little after it ran, by a varying few µs, or ms on a busy machine).
+    expect(second - first).toBeGreaterThanOrEqual(90);
+    restore();
+    restore = null;
+    expect(globalThis.setImmediate).toBe(original);
+  });
+});
