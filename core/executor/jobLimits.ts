@@ -3,10 +3,11 @@
  * device made with the job's descriptor refuses a compute pipeline whose
  * workgroup is too large or uses too much workgroup storage, layouts (bind
  * group, pipeline, 'auto') that show a stage more storage or uniform buffers
- * than its per-stage limits or hold more dynamic buffers than its
+ * (or, explicit ones, sampled or storage textures, or samplers) than its per-stage limits or hold more dynamic buffers than its
  * per-pipeline-layout limits, and a bind group whose buffer binding is larger
  * than `maxStorageBufferBindingSize` / `maxUniformBufferBindingSize` or whose
- * offset breaks its (coarser) offset alignment; Dawn, holding the adapter's
+ * offset breaks its (coarser) offset alignment, and a texture larger than its
+ * `maxTextureDimension*` or `maxTextureArrayLayers`; Dawn, holding the adapter's
  * limits, would not. Replay asks these functions before Dawn does and turns a
  * message into the job's validation error. What cannot be read from the WGSL
  * is not refused.
@@ -20,14 +21,34 @@ export type LimitPair = (key: string) => { job: number; device: number };
 const sources = new WeakMap<GPUShaderModule, string>();
 /** Each pipeline's module source, for the bindings of its 'auto' layouts. */
 const pipelineSources = new WeakMap<GPUComputePipeline, string>();
-/** A buffer binding of a layout: its kind and the shader stages that see it (GPUShaderStage flags). */
+/** A binding of a layout (a buffer, texture or sampler): its kind and the shader stages that see it (GPUShaderStage flags). */
 interface BufferBindingInfo {
-  kind: 'uniform' | 'storage';
+  kind: BindingKind;
+  /** A sampled texture's sample type. */
+  sampleType?: string;
   visibility: number;
   dynamic: boolean;
 }
 
-/** Each bind group layout's buffer bindings, by binding number; absent when unknown. */
+type BindingKind = 'uniform' | 'storage' | 'sampledTexture' | 'storageTexture' | 'sampler';
+
+/** Each kind of binding counted per shader stage, and the limit that bounds it. */
+const PER_STAGE_LIMITS = [
+  ['storage', 'maxStorageBuffersPerShaderStage', 'storage buffers'], ['uniform', 'maxUniformBuffersPerShaderStage', 'uniform buffers'],
+  ['sampledTexture', 'maxSampledTexturesPerShaderStage', 'sampled textures'], ['storageTexture', 'maxStorageTexturesPerShaderStage', 'storage textures'],
+  ['sampler', 'maxSamplersPerShaderStage', 'samplers'],
+] as const;
+
+/** The kind of a layout entry's binding; null for one this module does not count (an external texture). */
+function bindingKind(entry: { buffer?: { type?: string }; texture?: object; storageTexture?: object; sampler?: object }): BindingKind | null {
+  if (entry.buffer) return (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage';
+  if (entry.texture) return 'sampledTexture';
+  if (entry.storageTexture) return 'storageTexture';
+  if (entry.sampler) return 'sampler';
+  return null;
+}
+
+/** Each bind group layout's bindings, by binding number; absent when unknown. */
 const layoutKinds = new WeakMap<GPUBindGroupLayout, Map<number, BufferBindingInfo>>();
 
 const STAGES = [['vertex', 0x1], ['fragment', 0x2], ['compute', 0x4]] as const;
@@ -37,21 +58,21 @@ export function noteShaderModule(module: GPUShaderModule, code: string): void {
   sources.set(module, code);
 }
 
-/** Remembers the buffer bindings of an explicit layout. */
+/** Remembers the bindings of an explicit layout. */
 export function noteLayoutEntries(
-  layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string; hasDynamicOffset?: boolean } }>,
+  layout: GPUBindGroupLayout,
+  entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string; hasDynamicOffset?: boolean }; texture?: { sampleType?: string }; storageTexture?: object; sampler?: object }>,
 ): void {
   const kinds = new Map<number, BufferBindingInfo>();
   for (const entry of entries) {
-    if (!entry.buffer) continue;
-    const kind = (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage';
-    kinds.set(entry.binding, { kind, visibility: entry.visibility, dynamic: Boolean(entry.buffer.hasDynamicOffset) });
+    const kind = bindingKind(entry);
+    if (kind) kinds.set(entry.binding, { kind, visibility: entry.visibility, dynamic: Boolean(entry.buffer?.hasDynamicOffset), sampleType: entry.texture?.sampleType });
   }
   layoutKinds.set(layout, kinds);
 }
 
-/** How many buffers of `kind` the layouts show each stage. */
-function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind: 'uniform' | 'storage'): Map<string, number> {
+/** How many bindings of `kind` the layouts show each stage. */
+function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind: BindingKind): Map<string, number> {
   const counts = new Map<string, number>();
   for (const layout of layouts) {
     for (const info of layout.values()) {
@@ -65,10 +86,10 @@ function buffersPerStage(layouts: Iterable<Map<number, BufferBindingInfo>>, kind
 /** Why the job's device would refuse layouts showing a stage more buffers per kind than its limits; null when it would not (or cannot tell). */
 function perStageError(limits: LimitPair, layouts: ReadonlyArray<Map<number, BufferBindingInfo> | undefined>, what: string): string | null {
   if (layouts.some((l) => l === undefined)) return null;
-  for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
+  for (const [kind, key, noun] of PER_STAGE_LIMITS) {
     for (const [stage, count] of buffersPerStage(layouts as Map<number, BufferBindingInfo>[], kind)) {
       const most = pastJobLimit(limits, key, count);
-      if (most !== null) return `${what}: ${count} ${kind} buffers visible to the ${stage} stage exceed the device's ${key} ${most}`;
+      if (most !== null) return `${what}: ${count} ${noun} visible to the ${stage} stage exceed the device's ${key} ${most}`;
     }
   }
   // Dynamic offsets count per pipeline layout (a bind group layout alone is held to the same limits).
@@ -188,7 +209,7 @@ export function bindingSizeLimitError(
   limits: LimitPair, layout: GPUBindGroupLayout, binding: number, offsetBytes: number, sizeBytes: number,
 ): string | null {
   const kind = layoutKinds.get(layout)?.get(binding)?.kind;
-  if (kind === undefined) return null;
+  if (kind !== 'uniform' && kind !== 'storage') return null;
   const key = kind === 'uniform' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
   const most = pastJobLimit(limits, key, sizeBytes);
   if (most !== null) return `createBindGroup: binding ${binding} is ${sizeBytes} bytes, more than the device's ${key} ${most}`;
@@ -197,4 +218,29 @@ export function bindingSizeLimitError(
   const { job, device } = limits(alignKey);
   if (job > device && offsetBytes % job !== 0) return `createBindGroup: binding ${binding}'s offset ${offsetBytes} is not a multiple of the device's ${alignKey} ${job}`;
   return null;
+}
+
+/** Why the job's device would refuse a texture of this size; null when it would not. */
+export function textureLimitError(limits: LimitPair, dimension: '1d' | '2d' | '3d', size: readonly [number, number, number]): string | null {
+  const [width, height, depth] = size;
+  const bounded: Array<[string, number]> = dimension === '1d'
+    ? [['maxTextureDimension1D', width]]
+    : dimension === '2d'
+      ? [['maxTextureDimension2D', Math.max(width, height)], ['maxTextureArrayLayers', depth]]
+      : [['maxTextureDimension3D', Math.max(width, height, depth)]];
+  for (const [key, value] of bounded) {
+    const most = pastJobLimit(limits, key, value);
+    if (most !== null) return `createTexture: size [${width}, ${height}, ${depth}] of a ${dimension} texture exceeds the device's ${key} ${most}`;
+  }
+  return null;
+}
+
+/** The 32-bit float formats a 'float' (filterable) binding takes only with the 'float32-filterable' feature. */
+const FLOAT32_FORMATS = new Set(['r32float', 'rg32float', 'rgba32float']);
+
+/** Why the job's device, made without 'float32-filterable', would refuse binding a view of `format` at `binding`; null when it would not. */
+export function float32FilterableError(features: ReadonlySet<string> | undefined, layout: GPUBindGroupLayout, binding: number, format: string): string | null {
+  if (!features || features.has('float32-filterable') || !FLOAT32_FORMATS.has(format)) return null;
+  if (layoutKinds.get(layout)?.get(binding)?.sampleType !== 'float') return null;
+  return `createBindGroup: binding ${binding} samples a '${format}' texture as filterable 'float', which needs the 'float32-filterable' feature that requestDevice did not ask for`;
 }

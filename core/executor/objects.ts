@@ -7,7 +7,7 @@
  * failed on our side (out of memory, an unknown reference) maps to an invalid
  * entry: using it is a validation error, as using an error object is in WebGPU.
  */
-import type { BufferLease, QuerySetLease } from '../memory/memoryManager.js';
+import type { BufferLease, ResourceLease } from '../memory/memoryManager.js';
 
 /** Raised while replaying a command: becomes a GPU error of the job, never a crash. */
 export class ReplayError extends Error {
@@ -116,21 +116,27 @@ type EntryBody =
   | { kind: 'computePipeline'; obj: GPUComputePipeline | null; pending?: Promise<void> }
   | BindGroupEntry
   /** `lease` is null for a query set the ledger does not hold (a count Dawn rejected). */
-  | { kind: 'querySet'; obj: GPUQuerySet; lease: QuerySetLease | null }
+  | { kind: 'querySet'; obj: GPUQuerySet; lease: ResourceLease<'querySet'> | null }
+  /** `lease` is null for a texture the ledger does not hold (a descriptor Dawn rejects, so it holds no memory). */
+  | { kind: 'texture'; obj: GPUTexture; lease: ResourceLease<'texture'> | null; destroyed: boolean }
+  /** `format`: the format it views (the texture's unless its descriptor named one). */
+  | { kind: 'textureView'; obj: GPUTextureView; format: string }
+  | { kind: 'sampler'; obj: GPUSampler }
   | ({ kind: 'commandEncoder'; obj: GPUCommandEncoder } & EncoderState)
   | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: EncoderState }
   | { kind: 'commandBuffer'; obj: GPUCommandBuffer; used: UsedBuffers }
   /** A failed creation; `encoder` is set for a pass that failed to begin, whose commands still belong to it. */
   | { kind: 'invalid'; of: EntryKind; message: string; encoder?: EncoderState };
 
-export type EntryKind = 'buffer' | 'shaderModule' | 'bindGroupLayout' | 'pipelineLayout' | 'computePipeline' | 'bindGroup' | 'querySet' | 'commandEncoder' | 'computePass' | 'commandBuffer';
+export type EntryKind = 'buffer' | 'shaderModule' | 'bindGroupLayout' | 'pipelineLayout' | 'computePipeline' | 'bindGroup' | 'querySet' | 'commandEncoder' | 'computePass' | 'commandBuffer'
+  | 'texture' | 'textureView' | 'sampler';
 type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
 
 const NAMES: Record<EntryKind, string> = {
   buffer: 'GPUBuffer', shaderModule: 'GPUShaderModule', bindGroupLayout: 'GPUBindGroupLayout',
   pipelineLayout: 'GPUPipelineLayout', computePipeline: 'GPUComputePipeline', bindGroup: 'GPUBindGroup',
   querySet: 'GPUQuerySet', commandEncoder: 'GPUCommandEncoder', computePass: 'GPUComputePassEncoder',
-  commandBuffer: 'GPUCommandBuffer',
+  commandBuffer: 'GPUCommandBuffer', texture: 'GPUTexture', textureView: 'GPUTextureView', sampler: 'GPUSampler',
 };
 
 /** What the job's device was created with (its `configureDevice` command). */

@@ -13,6 +13,9 @@
  * Portable: no Node APIs.
  */
 import { z } from 'zod';
+import {
+  resourceEntry, samplerDescriptor, texelCopyBuffer, texelCopyLayout, texelCopyTexture, textureDescriptor, textureViewDescriptor, triple,
+} from './textureSchemas.js';
 
 /**
  * Where a command's bytes are: `[offset, length]` into the batch's data section,
@@ -171,6 +174,17 @@ export const COMMANDS = {
   iterationEnd: { code: 39, fields: { rid: f.optRid } },
   /** A compute pass's immediate data (bytes in `data`) at byte `offset` of its range, for the dispatches after it. */
   setImmediates: { code: 40, fields: { pass: f.id, offset: f.u32, data: f.data } },
+  // Textures and samplers (descriptors as JSON: core/protocol/textureSchemas.ts). `destroy` and `release` serve them too.
+  createTexture: { code: 41, fields: { id: f.id, descriptor: f.json(textureDescriptor), label } },
+  createView: { code: 42, fields: { id: f.id, texture: f.id, descriptor: f.optJson(textureViewDescriptor), label } },
+  createSampler: { code: 43, fields: { id: f.id, descriptor: f.optJson(samplerDescriptor), label } },
+  /** `queue.writeTexture`: the job's bytes in `data`, laid out as `layout` says (its offset into them). */
+  writeTexture: { code: 44, fields: { destination: f.json(texelCopyTexture), data: f.data, layout: f.json(texelCopyLayout), size: f.json(triple) } },
+  copyBufferToTexture: { code: 45, fields: { encoder: f.id, source: f.json(texelCopyBuffer), destination: f.json(texelCopyTexture), size: f.json(triple) } },
+  copyTextureToBuffer: { code: 46, fields: { encoder: f.id, source: f.json(texelCopyTexture), destination: f.json(texelCopyBuffer), size: f.json(triple) } },
+  copyTextureToTexture: { code: 47, fields: { encoder: f.id, source: f.json(texelCopyTexture), destination: f.json(texelCopyTexture), size: f.json(triple) } },
+  /** A bind group with texture-view or sampler entries (one of buffers only is `createBindGroup`). */
+  createBindGroupOfResources: { code: 48, fields: { id: f.id, layout: f.id, label, entries: f.json(z.array(resourceEntry).max(MAX_BINDINGS)) } },
 } as const satisfies Record<string, { code: number; fields: Record<string, Field<unknown>> }>;
 
 type Table = typeof COMMANDS;

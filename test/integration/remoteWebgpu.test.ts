@@ -22,7 +22,8 @@ const CHECKS = [
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
-  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates', 'afterDestroy',
+  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
+  'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -80,6 +81,11 @@ describe('remote WebGPU conformance', () => {
       device: { ...none, gettersOnOwnPrototype: ['adapterInfo', 'features', 'label', 'limits', 'lost', 'onuncapturederror', 'queue'] },
       limitsAsRequired: 134_217_728,
     });
+  });
+
+  it('converts texture extents and origins as WebIDL says, where dawn.node does not', () => {
+    const typeError = { threw: 'TypeError', name: 'TypeError' };
+    expect(remote.textureConversions.value.specOnly).toEqual({ longSize: typeError, emptySize: typeError, longOrigin: typeError });
   });
 
   it('checks what it claims to (local values)', () => {

@@ -18,8 +18,10 @@ import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
 import { bytesOf, dictionary, enumValue, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
+import { bindGroupCommand, layoutEntry } from './bindings.js';
+import { writeTexture } from './texelCopies.js';
+import { RemoteSampler, RemoteTexture } from './texture.js';
 
-const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
 const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
 const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
 
@@ -81,7 +83,11 @@ export class RemoteQueue extends RemoteObject {
     return undefined;
   }
 
-  writeTexture(): never { return unsupported('queue.writeTexture'); }
+  writeTexture(destination: GPUTexelCopyTextureInfo, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataLayout: GPUTexelCopyBufferLayout, size: GPUExtent3D): undefined {
+    writeTexture(this.channel, destination, data, dataLayout, size);
+    return undefined;
+  }
+
   copyExternalImageToTexture(): never { return unsupported('queue.copyExternalImageToTexture'); }
 }
 
@@ -143,18 +149,7 @@ export class RemoteDevice extends EventTarget {
 
   createBindGroupLayout(descriptor: GPUBindGroupLayoutDescriptor): RemoteBindGroupLayout {
     const id = this.channel.allocateId();
-    const entries = [...descriptor.entries].map((entry) => {
-      if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
-      const binding = uint32(entry.binding, 'createBindGroupLayout: binding');
-      const visibility = uint32(entry.visibility, 'createBindGroupLayout: visibility');
-      const layout = entry.buffer;
-      const buffer = layout ? {
-        type: layout.type === undefined ? undefined : enumValue(layout.type, BUFFER_BINDING_TYPES, 'createBindGroupLayout: buffer.type'),
-        hasDynamicOffset: layout.hasDynamicOffset === undefined ? undefined : Boolean(layout.hasDynamicOffset),
-        minBindingSize: optionalSize64(layout.minBindingSize, 'createBindGroupLayout: buffer.minBindingSize'),
-      } : undefined;
-      return { binding, visibility, buffer };
-    });
+    const entries = [...descriptor.entries].map((entry) => layoutEntry(entry, this.#features));
     this.channel.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
     return new RemoteBindGroupLayout(this.channel, id, descriptor.label);
   }
@@ -193,21 +188,9 @@ export class RemoteDevice extends EventTarget {
 
   createBindGroup(descriptor: GPUBindGroupDescriptor): RemoteBindGroup {
     const id = this.channel.allocateId();
-    const buffers: RemoteBuffer[] = [];
-    const entries = [...descriptor.entries].map((entry) => {
-      const resource = entry.resource as GPUBufferBinding | GPUBuffer;
-      const binding = 'buffer' in resource && !(resource instanceof RemoteBuffer) ? resource : { buffer: resource as GPUBuffer };
-      if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
-      buffers.push(binding.buffer);
-      return {
-        binding: uint32(entry.binding, 'createBindGroup: binding'),
-        buffer: idOf(binding.buffer, 'GPUBuffer'),
-        offset: optionalSize64(binding.offset, 'createBindGroup: offset'),
-        size: optionalSize64(binding.size, 'createBindGroup: size'),
-      };
-    });
-    this.channel.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
-    return new RemoteBindGroup(this.channel, id, descriptor.label, buffers);
+    const { command, resources } = bindGroupCommand(id, descriptor);
+    this.channel.record(command);
+    return new RemoteBindGroup(this.channel, id, descriptor.label, resources);
   }
 
   createCommandEncoder(descriptorArg?: GPUCommandEncoderDescriptor | null): RemoteCommandEncoder {
@@ -259,10 +242,17 @@ export class RemoteDevice extends EventTarget {
     return undefined;
   }
 
-  createTexture(): never { return unsupported('createTexture'); }
-  createSampler(): never { return unsupported('createSampler'); }
+  createTexture(descriptor: GPUTextureDescriptor): RemoteTexture {
+    return new RemoteTexture(this.channel, descriptor, this.#features);
+  }
+
+  createSampler(descriptor?: GPUSamplerDescriptor | null): RemoteSampler {
+    return new RemoteSampler(this.channel, descriptor);
+  }
+
   createRenderPipeline(): never { return unsupported('createRenderPipeline'); }
-  createRenderPipelineAsync(): never { return unsupported('createRenderPipelineAsync'); }
+  // A promise-returning call rejects rather than throws, as WebIDL's do.
+  async createRenderPipelineAsync(): Promise<never> { return unsupported('createRenderPipelineAsync'); }
   createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 

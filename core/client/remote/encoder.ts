@@ -1,6 +1,7 @@
 /** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
 import { RemoteObject, idOf, unsupported } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
+import { recordTextureCopy } from './texelCopies.js';
 import { bytesOf, dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
@@ -135,9 +136,20 @@ export class RemoteCommandEncoder extends RemoteObject {
     return undefined;
   }
 
-  copyBufferToTexture(): never { return unsupported('copyBufferToTexture'); }
-  copyTextureToBuffer(): never { return unsupported('copyTextureToBuffer'); }
-  copyTextureToTexture(): never { return unsupported('copyTextureToTexture'); }
+  copyBufferToTexture(source: GPUTexelCopyBufferInfo, destination: GPUTexelCopyTextureInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyBufferToTexture', source, destination, size);
+    return undefined;
+  }
+
+  copyTextureToBuffer(source: GPUTexelCopyTextureInfo, destination: GPUTexelCopyBufferInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyTextureToBuffer', source, destination, size);
+    return undefined;
+  }
+
+  copyTextureToTexture(source: GPUTexelCopyTextureInfo, destination: GPUTexelCopyTextureInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyTextureToTexture', source, destination, size);
+    return undefined;
+  }
 
   pushDebugGroup(label: string): undefined { debugMarker(this, 'push', label); return undefined; }
   popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }
