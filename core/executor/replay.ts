@@ -12,6 +12,7 @@ import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
+import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
 import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
@@ -395,7 +396,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   debugMarker(ctx, cmd) {
     const target = ctx.table.peek(cmd.target);
-    if (!target || (target.kind !== 'computePass' && target.kind !== 'commandEncoder')) {
+    if (!target || (target.kind !== 'computePass' && target.kind !== 'commandEncoder' && target.kind !== 'renderPass' && target.kind !== 'renderBundleEncoder')) {
       throw new ReplayError(`debug marker on id ${cmd.target}, which is not a live encoder`);
     }
     if (cmd.kind === 'push') target.obj.pushDebugGroup(cmd.label ?? '');
@@ -472,6 +473,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     if (entry?.kind === 'buffer' && entry.device === ctx.table.deviceId) discardBuffer(ctx, entry);
   },
   ...textureHandlers({ bytesAt, checkRange, limitPair }),
+  ...renderHandlers({ bytesAt, checkRange, limitPair }),
 };
 
 function destroyEntry(ctx: ReplayContext, id: number): void {
@@ -497,7 +499,7 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
 const ENCODER_OPS: Partial<Record<CommandOp, 'encoder' | 'pass' | 'target'>> = {
   beginComputePass: 'encoder', copyBufferToBuffer: 'encoder', clearBuffer: 'encoder', resolveQuerySet: 'encoder',
   setPipeline: 'pass', setBindGroup: 'pass', dispatch: 'pass', dispatchIndirect: 'pass', endPass: 'pass', debugMarker: 'target',
-  setImmediates: 'pass', ...TEXTURE_ENCODER_OPS,
+  setImmediates: 'pass', ...TEXTURE_ENCODER_OPS, ...RENDER_ENCODER_OPS,
 };
 
 /** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */
@@ -505,7 +507,7 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   createBuffer: 'buffer', createShaderModule: 'shaderModule', createBindGroupLayout: 'bindGroupLayout',
   createPipelineLayout: 'pipelineLayout', createComputePipeline: 'computePipeline', getBindGroupLayout: 'bindGroupLayout',
   createBindGroup: 'bindGroup', createQuerySet: 'querySet', createCommandEncoder: 'commandEncoder',
-  beginComputePass: 'computePass', finish: 'commandBuffer', ...TEXTURE_CREATES,
+  beginComputePass: 'computePass', finish: 'commandBuffer', ...TEXTURE_CREATES, ...RENDER_CREATES,
 };
 
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */

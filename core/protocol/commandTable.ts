@@ -16,6 +16,7 @@ import { z } from 'zod';
 import {
   resourceEntry, samplerDescriptor, texelCopyBuffer, texelCopyLayout, texelCopyTexture, textureDescriptor, textureViewDescriptor, triple,
 } from './textureSchemas.js';
+import { described } from './objectRefs.js';
 
 /**
  * Where a command's bytes are: `[offset, length]` into the batch's data section,
@@ -185,6 +186,28 @@ export const COMMANDS = {
   copyTextureToTexture: { code: 47, fields: { encoder: f.id, source: f.json(texelCopyTexture), destination: f.json(texelCopyTexture), size: f.json(triple) } },
   /** A bind group with texture-view or sampler entries (one of buffers only is `createBindGroup`). */
   createBindGroupOfResources: { code: 48, fields: { id: f.id, layout: f.id, label, entries: f.json(z.array(resourceEntry).max(MAX_BINDINGS)) } },
+  // Render (descriptors as JSON naming the job's objects: core/protocol/objectRefs.ts). `pass` is a render pass or a render bundle encoder.
+  createRenderPipeline: { code: 49, fields: { id: f.id, rid: f.optRid, descriptor: f.json(described), label } },
+  renderPipelineBindGroupLayout: { code: 50, fields: { id: f.id, pipeline: f.id, index: f.u32 } },
+  beginRenderPass: { code: 51, fields: { id: f.id, encoder: f.id, descriptor: f.json(described), label } },
+  createRenderBundleEncoder: { code: 52, fields: { id: f.id, descriptor: f.json(described), label } },
+  finishRenderBundle: { code: 53, fields: { encoder: f.id, id: f.id, label } },
+  renderSetPipeline: { code: 54, fields: { pass: f.id, pipeline: f.id } },
+  renderSetBindGroup: { code: 55, fields: { pass: f.id, index: f.u32, bindGroup: f.idOrNull, dynamicOffsets: f.optU32s(64) } },
+  setVertexBuffer: { code: 56, fields: { pass: f.id, slot: f.u32, buffer: f.idOrNull, offset: f.u64, size: f.optU64 } },
+  setIndexBuffer: { code: 57, fields: { pass: f.id, buffer: f.id, format: f.enum(['uint16', 'uint32']), offset: f.u64, size: f.optU64 } },
+  draw: { code: 58, fields: { pass: f.id, vertexCount: f.u32, instanceCount: f.u32, firstVertex: f.u32, firstInstance: f.u32 } },
+  /** `baseVertex` is a signed 32-bit integer, sent as its two's-complement bits. */
+  drawIndexed: { code: 59, fields: { pass: f.id, indexCount: f.u32, instanceCount: f.u32, firstIndex: f.u32, baseVertex: f.u32, firstInstance: f.u32 } },
+  drawIndirect: { code: 60, fields: { pass: f.id, buffer: f.id, offset: f.u64, indexed: f.optBool } },
+  /** A render pass's fixed state: `kind` names the call, `values` its numbers (floats, hence JSON). */
+  setPassState: {
+    code: 61,
+    fields: { pass: f.id, kind: f.enum(['viewport', 'scissorRect', 'blendConstant', 'stencilReference']), values: f.json(z.array(z.number()).max(6)) },
+  },
+  occlusionQuery: { code: 62, fields: { pass: f.id, index: f.optU32 } },
+  executeBundles: { code: 63, fields: { pass: f.id, bundles: f.ids(65536) } },
+  endRenderPass: { code: 64, fields: { pass: f.id } },
 } as const satisfies Record<string, { code: number; fields: Record<string, Field<unknown>> }>;
 
 type Table = typeof COMMANDS;

@@ -23,7 +23,8 @@ const CHECKS = [
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
-  'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits', 'afterDestroy',
+  'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
+  'renderPass', 'renderErrors', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -83,9 +84,10 @@ describe('remote WebGPU conformance', () => {
     });
   });
 
-  it('converts texture extents and origins as WebIDL says, where dawn.node does not', () => {
+  it('converts texture extents, origins and viewports as WebIDL says, where dawn.node does not', () => {
     const typeError = { threw: 'TypeError', name: 'TypeError' };
     expect(remote.textureConversions.value.specOnly).toEqual({ longSize: typeError, emptySize: typeError, longOrigin: typeError });
+    expect(remote.renderErrors.value.specOnly).toEqual({ nanViewport: { thrown: typeError, validation: null } });
   });
 
   it('checks what it claims to (local values)', () => {
@@ -126,6 +128,12 @@ describe('remote WebGPU conformance', () => {
         autoNineUsed: { sync: 'GPUValidationError', async: 'GPUPipelineError' }, autoNineDeclaredEightUsed: made,
       },
     });
+    expect(local.textureCompute.value.nearest).toHaveLength(32);
+    expect(new Set(local.textureCompute.value.nearest).size).toBeGreaterThan(16);
+    expect(local.textureCopies.value.copy).toEqual([0, 0, 0, 0, 1001, 1002, 1003, 0, 0, 0, 0, 0, 1005, 1006, 1007, 0]);
+    expect(local.renderPass.value.occlusion).toEqual([true, false]);
+    expect(local.renderPass.value.pixels.slice(0, 4)).toEqual([0, 16, 239, 255]);
+    expect(local.ownTextureLimits.value).toMatchObject({ width1DAtLimit: null, width1DPast: 'GPUValidationError', sampledPast: 'GPUValidationError' });
     expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
 

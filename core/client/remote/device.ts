@@ -21,6 +21,7 @@ import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces
 import { bindGroupCommand, layoutEntry } from './bindings.js';
 import { writeTexture } from './texelCopies.js';
 import { RemoteSampler, RemoteTexture } from './texture.js';
+import { RemoteRenderBundleEncoder, RemoteRenderPipeline, recordRenderPipeline, renderPipelineDescriptor } from './render.js';
 
 const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
 const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
@@ -173,6 +174,11 @@ export class RemoteDevice extends EventTarget {
     const reply = this.channel.expectReply(rid);
     const pipeline = this.#computePipeline(descriptor, constants, rid);
     this.channel.flush();
+    return this.#pipelineSettled(pipeline, reply);
+  }
+
+  /** `pipeline` once the service made it, or the GPUPipelineError it answered (an async pipeline's reply). */
+  async #pipelineSettled<P>(pipeline: P, reply: Promise<{ result: unknown }>): Promise<P> {
     let result: unknown;
     try {
       ({ result } = await reply);
@@ -250,10 +256,24 @@ export class RemoteDevice extends EventTarget {
     return new RemoteSampler(this.channel, descriptor);
   }
 
-  createRenderPipeline(): never { return unsupported('createRenderPipeline'); }
-  // A promise-returning call rejects rather than throws, as WebIDL's do.
-  async createRenderPipelineAsync(): Promise<never> { return unsupported('createRenderPipelineAsync'); }
-  createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
+  createRenderPipeline(descriptor: GPURenderPipelineDescriptor): RemoteRenderPipeline {
+    return recordRenderPipeline(this.channel, renderPipelineDescriptor(descriptor, pipelineConstants), undefined);
+  }
+
+  async createRenderPipelineAsync(descriptor: GPURenderPipelineDescriptor): Promise<RemoteRenderPipeline> {
+    // Converted before anything is sent: a bad descriptor rejects this promise with a TypeError.
+    const converted = renderPipelineDescriptor(descriptor, pipelineConstants);
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
+    const pipeline = recordRenderPipeline(this.channel, converted, rid);
+    this.channel.flush();
+    return this.#pipelineSettled(pipeline, reply);
+  }
+
+  createRenderBundleEncoder(descriptor: GPURenderBundleEncoderDescriptor): RemoteRenderBundleEncoder {
+    return new RemoteRenderBundleEncoder(this.channel, descriptor);
+  }
+
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 
   #computePipeline(descriptor: GPUComputePipelineDescriptor, constants: Record<string, number> | undefined, rid: number | undefined): RemoteComputePipeline {

@@ -19,15 +19,15 @@ import {
   RemoteQuerySet, RemoteShaderModule,
 } from './objects.js';
 import { RemoteSampler, RemoteTexture, RemoteTextureView } from './texture.js';
+import { RemoteRenderBundle, RemoteRenderBundleEncoder, RemoteRenderPassEncoder, RemoteRenderPipeline } from './render.js';
 
 /**
- * Interfaces the remote GPU does not serve yet (render, external textures). It never makes one, but
+ * Interfaces the remote GPU does not serve yet (external textures, canvases). It never makes one, but
  * libraries test `x instanceof GPUTexture` (TF.js does, on every tensor it
  * reads), which throws when the name is not defined at all.
  */
 const NEVER_CONSTRUCTED = [
-  'GPUExternalTexture', 'GPURenderPipeline',
-  'GPURenderPassEncoder', 'GPURenderBundle', 'GPURenderBundleEncoder', 'GPUCanvasContext',
+  'GPUExternalTexture', 'GPUCanvasContext',
   // Dawn's own, beside the specification's: a local dawn.node job has them as globals.
   'GPUSubgroupMatrixConfig', 'GPUResourceTable',
 ];
@@ -55,6 +55,8 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     GPUCommandEncoder: RemoteCommandEncoder, GPUComputePassEncoder: RemoteComputePassEncoder,
     GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
     GPUTexture: RemoteTexture, GPUTextureView: RemoteTextureView, GPUSampler: RemoteSampler,
+    GPURenderPipeline: RemoteRenderPipeline, GPURenderPassEncoder: RemoteRenderPassEncoder,
+    GPURenderBundle: RemoteRenderBundle, GPURenderBundleEncoder: RemoteRenderBundleEncoder,
     GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
     ...DATA_INTERFACES,
   };
