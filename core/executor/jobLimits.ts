@@ -7,7 +7,8 @@
  * per-pipeline-layout limits, and a bind group whose buffer binding is larger
  * than `maxStorageBufferBindingSize` / `maxUniformBufferBindingSize` or whose
  * offset breaks its (coarser) offset alignment, and a texture larger than its
- * `maxTextureDimension*` or `maxTextureArrayLayers`; Dawn, holding the adapter's
+ * `maxTextureDimension*` or `maxTextureArrayLayers`, and color targets (a render
+ * pipeline's, pass's or bundle's) past `maxColorAttachmentBytesPerSample`; Dawn, holding the adapter's
  * limits, would not. Replay asks these functions before Dawn does and turns a
  * message into the job's validation error. What cannot be read from the WGSL
  * is not refused.
@@ -243,4 +244,34 @@ export function float32FilterableError(features: ReadonlySet<string> | undefined
   if (!features || features.has('float32-filterable') || !FLOAT32_FORMATS.has(format)) return null;
   if (layoutKinds.get(layout)?.get(binding)?.sampleType !== 'float') return null;
   return `createBindGroup: binding ${binding} samples a '${format}' texture as filterable 'float', which needs the 'float32-filterable' feature that requestDevice did not ask for`;
+}
+
+/** Each color-renderable format's render target byte cost and alignment (WebGPU's "render target pixel byte cost"). */
+const COLOR_TARGET_BYTES: ReadonlyMap<string, [number, number]> = new Map([
+  ...['r8unorm', 'r8uint', 'r8sint'].map((f) => [f, [1, 1]] as const),
+  ...['rg8unorm', 'rg8uint', 'rg8sint'].map((f) => [f, [2, 1]] as const),
+  ...['rgba8unorm', 'rgba8unorm-srgb', 'bgra8unorm', 'bgra8unorm-srgb'].map((f) => [f, [8, 1]] as const),
+  ...['rgba8uint', 'rgba8sint'].map((f) => [f, [4, 1]] as const),
+  ...['r16uint', 'r16sint', 'r16float', 'r16unorm', 'r16snorm'].map((f) => [f, [2, 2]] as const),
+  ...['rg16uint', 'rg16sint', 'rg16float', 'rg16unorm', 'rg16snorm'].map((f) => [f, [4, 2]] as const),
+  ...['rgba16uint', 'rgba16sint', 'rgba16float', 'rgba16unorm', 'rgba16snorm'].map((f) => [f, [8, 2]] as const),
+  ...['r32uint', 'r32sint', 'r32float'].map((f) => [f, [4, 4]] as const),
+  ...['rg32uint', 'rg32sint', 'rg32float', 'rgb10a2uint', 'rgb10a2unorm', 'rg11b10ufloat'].map((f) => [f, [8, 4]] as const),
+  ...['rgba32uint', 'rgba32sint', 'rgba32float'].map((f) => [f, [16, 4]] as const),
+] as [string, [number, number]][]);
+
+/**
+ * Why the job's device would refuse color targets of these formats (in order, null for a hole) for their
+ * bytes per sample, each aligned to its format's alignment; null when it would not (or cannot tell).
+ */
+export function colorBytesPerSampleError(limits: LimitPair, formats: ReadonlyArray<string | null | undefined>, what: string): string | null {
+  let bytes = 0;
+  for (const format of formats) {
+    if (!format) continue;
+    const cost = COLOR_TARGET_BYTES.get(format);
+    if (!cost) return null; // not color-renderable: the shared device's own error
+    bytes = Math.ceil(bytes / cost[1]) * cost[1] + cost[0];
+  }
+  const most = pastJobLimit(limits, 'maxColorAttachmentBytesPerSample', bytes);
+  return most === null ? null : `${what}: the color targets take ${bytes} bytes per sample, more than the device's maxColorAttachmentBytesPerSample ${most}`;
 }

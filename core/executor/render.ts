@@ -11,7 +11,7 @@
  */
 import type { CommandOf } from '../protocol/commands.js';
 import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
-import { dynamicOffsetAlignmentError } from './jobLimits.js';
+import { colorBytesPerSampleError, dynamicOffsetAlignmentError } from './jobLimits.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
 import type { ReplayHelpers } from './textures.js';
@@ -54,6 +54,19 @@ function recorder(ctx: ReplayContext, id: number): { obj: GPURenderPassEncoder |
   // The table's own message (missing, invalid, another device's).
   ctx.table.get(id, 'renderPass');
   throw new ReplayError(`id ${id} is neither a render pass nor a render bundle encoder`);
+}
+
+/** The formats of a render pass descriptor's color attachments, in order (null for a hole or one that cannot be told). */
+function attachmentFormats(ctx: ReplayContext, descriptor: Record<string, unknown>): (string | null)[] {
+  const attachments = descriptor.colorAttachments;
+  if (!Array.isArray(attachments)) return [];
+  return attachments.map((attachment: { view?: unknown } | null) => {
+    const view = attachment?.view;
+    if (!isObjectRef(view)) return null;
+    const entry = ctx.table.peek(view.$ref);
+    if (entry?.kind === 'textureView') return entry.format;
+    return entry?.kind === 'texture' ? entry.obj.format : null;
+  });
 }
 
 /** A render pass's own command (not one a bundle may record). */
@@ -100,7 +113,8 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
       let descriptor: GPURenderPipelineDescriptor;
       try {
         descriptor = { ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPipelineDescriptor), label: cmd.label };
-        const refusal = blendFeatureError(ctx, descriptor);
+        const formats = [...(descriptor.fragment?.targets ?? [])].map((target) => target?.format);
+        const refusal = blendFeatureError(ctx, descriptor) ?? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'the fragment state');
         if (refusal) throw new ReplayError(`createRenderPipeline${rid === undefined ? '' : 'Async'}: ${refusal}`);
       } catch (error) {
         if (rid === undefined) throw error;
@@ -131,12 +145,17 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
 
     beginRenderPass(ctx, cmd) {
       const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+      const refusal = colorBytesPerSampleError(helpers.limitPair(ctx), attachmentFormats(ctx, cmd.descriptor), 'beginRenderPass');
+      if (refusal) throw new ReplayError(refusal);
       const obj = encoder.obj.beginRenderPass({ ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPassDescriptor), label: cmd.label });
       ctx.table.set(cmd.id, { kind: 'renderPass', obj, encoder });
       encoder.passes.push(cmd.id);
     },
 
     createRenderBundleEncoder(ctx, cmd) {
+      const formats = (cmd.descriptor as { colorFormats?: unknown }).colorFormats;
+      const refusal = Array.isArray(formats) ? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'createRenderBundleEncoder') : null;
+      if (refusal) throw new ReplayError(refusal);
       const obj = ctx.device.createRenderBundleEncoder({ ...(cmd.descriptor as unknown as GPURenderBundleEncoderDescriptor), label: cmd.label });
       ctx.table.set(cmd.id, { kind: 'renderBundleEncoder', obj, used: new Set(), error: null, passes: [] });
     },
