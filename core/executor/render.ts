@@ -18,7 +18,7 @@ import type { ReplayHelpers } from './textures.js';
 
 type RenderOp = 'createRenderPipeline' | 'renderPipelineBindGroupLayout' | 'beginRenderPass' | 'createRenderBundleEncoder' | 'finishRenderBundle'
   | 'renderSetPipeline' | 'renderSetBindGroup' | 'setVertexBuffer' | 'setIndexBuffer' | 'draw' | 'drawIndexed' | 'drawIndirect'
-  | 'setPassState' | 'occlusionQuery' | 'executeBundles' | 'endRenderPass';
+  | 'setPassState' | 'occlusionQuery' | 'executeBundles' | 'endRenderPass' | 'renderSetImmediates';
 
 /** The objects these commands create, so a failed creation leaves an invalid entry of the right kind. */
 export const RENDER_CREATES: Partial<Record<RenderOp, EntryKind>> = {
@@ -30,6 +30,7 @@ export const RENDER_CREATES: Partial<Record<RenderOp, EntryKind>> = {
 export const RENDER_ENCODER_OPS: Partial<Record<RenderOp, 'encoder' | 'pass'>> = {
   beginRenderPass: 'encoder', renderSetPipeline: 'pass', renderSetBindGroup: 'pass', setVertexBuffer: 'pass', setIndexBuffer: 'pass',
   draw: 'pass', drawIndexed: 'pass', drawIndirect: 'pass', setPassState: 'pass', occlusionQuery: 'pass', executeBundles: 'pass', endRenderPass: 'pass',
+  renderSetImmediates: 'pass',
 };
 
 /** A descriptor with each `{$ref, $kind}` replaced by the job's object (a ReplayError for one it does not have). */
@@ -246,6 +247,10 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
 
     endRenderPass(ctx, cmd) {
       renderPass(ctx, cmd.pass).end();
+    },
+
+    renderSetImmediates(ctx, cmd) {
+      recorder(ctx, cmd.pass).obj.setImmediates(cmd.offset, helpers.bytesAt(ctx, cmd.data));
     },
   };
 }

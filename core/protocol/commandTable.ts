@@ -208,6 +208,8 @@ export const COMMANDS = {
   occlusionQuery: { code: 62, fields: { pass: f.id, index: f.optU32 } },
   executeBundles: { code: 63, fields: { pass: f.id, bundles: f.ids(65536) } },
   endRenderPass: { code: 64, fields: { pass: f.id } },
+  /** A render pass's or bundle's immediate data (bytes in `data`) at byte `offset` of its range, for the draws after it. */
+  renderSetImmediates: { code: 65, fields: { pass: f.id, offset: f.u32, data: f.data } },
 } as const satisfies Record<string, { code: number; fields: Record<string, Field<unknown>> }>;
 
 type Table = typeof COMMANDS;

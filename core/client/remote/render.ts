@@ -13,7 +13,7 @@ import type { DeviceChannel } from './channel.js';
 import { RemoteBindGroupLayout, RemotePipelineLayout, RemoteQuerySet, RemoteShaderModule, type Retained } from './objects.js';
 import { RemoteSampler, RemoteTexture, RemoteTextureView } from './texture.js';
 import { dynamicOffsetsOf } from './dynamicOffsets.js';
-import { dictionary, enumValue, optionalSize64, size64, uint32, wrappedUint32 } from './webidl.js';
+import { bytesOf, dictionary, enumValue, optionalSize64, size64, uint32, wrappedUint32 } from './webidl.js';
 import { MAX_DESCRIPTOR_DEPTH, type ObjectRef, type RefKind } from '../../protocol/objectRefs.js';
 
 const REF_CLASSES: ReadonlyArray<[new (...args: never[]) => RemoteObject, RefKind]> = [
@@ -124,6 +124,14 @@ class RemoteRenderCommands extends RemoteObject {
       op: 'setIndexBuffer', pass: this.id, buffer: idOf(buffer, 'GPUBuffer'), format,
       offset: size64(offset, 'setIndexBuffer: offset'), size: optionalSize64(size, 'setIndexBuffer: size'),
     });
+    return undefined;
+  }
+
+  /** Immediate data for the draws after it (`dataOffset` and `size` in elements of a typed array, else bytes). */
+  setImmediates(rangeOffset: number, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataOffset?: number, size?: number): undefined {
+    const offset = uint32(rangeOffset, 'setImmediates: rangeOffset');
+    const bytes = bytesOf('setImmediates', data, optionalSize64(dataOffset, 'setImmediates: dataOffset'), optionalSize64(size, 'setImmediates: size'));
+    this.channel.record({ op: 'renderSetImmediates', pass: this.id, offset, data: this.channel.attach(bytes, true) });
     return undefined;
   }
 
