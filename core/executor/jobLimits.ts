@@ -13,7 +13,7 @@
  * message into the job's validation error. What cannot be read from the WGSL
  * is not refused.
  */
-import { bufferBindingKinds, computeStageNeeds } from './wgslLimits.js';
+import { bufferBindingKinds, computeStageNeeds, stageResources, type ResourceKind } from './wgslLimits.js';
 
 /** The job's limit and the shared device's, for one limit name. */
 export type LimitPair = (key: string) => { job: number; device: number };
@@ -133,7 +133,7 @@ export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUCo
   layoutKinds.set(layout, ofGroup);
 }
 
-const AUTO_LAYOUT_LIMITS = ['maxStorageBuffersPerShaderStage', 'maxUniformBuffersPerShaderStage'];
+const AUTO_LAYOUT_LIMITS = PER_STAGE_LIMITS.map(([, key]) => key);
 const COMPUTE_LIMITS = [
   'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ', 'maxComputeInvocationsPerWorkgroup',
   'maxComputeWorkgroupStorageSize',
@@ -169,7 +169,12 @@ export function computePipelineLimitError(
     const most = pastJobLimit(limits, 'maxComputeWorkgroupStorageSize', needs.workgroupStorageBytes);
     if (most !== null) return `the entry point uses ${needs.workgroupStorageBytes} bytes of workgroup storage, more than the device's maxComputeWorkgroupStorageSize ${most}`;
   }
-  // An 'auto' layout holds the buffers the entry point uses; an explicit one was checked when it was made.
+  // An 'auto' layout holds the bindings the entry point uses; an explicit one was checked when it was made.
+  if (autoLayout) {
+    const counts = stageResources(source!, entryPoint, 'compute', constants);
+    const refusal = counts ? autoStageError(limits, counts, 'compute') : null;
+    if (refusal) return refusal;
+  }
   if (autoLayout && needs.bufferBindings) {
     for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
       const most = pastJobLimit(limits, key, needs.bufferBindings[kind]);
@@ -274,4 +279,36 @@ export function colorBytesPerSampleError(limits: LimitPair, formats: ReadonlyArr
   }
   const most = pastJobLimit(limits, 'maxColorAttachmentBytesPerSample', bytes);
   return most === null ? null : `${what}: the color targets take ${bytes} bytes per sample, more than the device's maxColorAttachmentBytesPerSample ${most}`;
+}
+
+/** Why the job's device would refuse an 'auto' layout of a stage using `counts` bindings; null when it would not. */
+function autoStageError(limits: LimitPair, counts: Record<ResourceKind, number>, stage: string): string | null {
+  for (const [kind, key, noun] of PER_STAGE_LIMITS) {
+    const most = pastJobLimit(limits, key, counts[kind]);
+    if (most !== null) return `the ${stage} entry point uses ${counts[kind]} ${noun}, more than the device's ${key} ${most}`;
+  }
+  return null;
+}
+
+/** A render pipeline's stage, as its descriptor names it. */
+export interface RenderStage {
+  stage: 'vertex' | 'fragment';
+  module: GPUShaderModule;
+  entryPoint?: string;
+  constants?: Readonly<Record<string, number>>;
+}
+
+/**
+ * Why the job's device would refuse a render pipeline with an 'auto' layout: one of its stages uses more
+ * bindings of a kind than the job's per-stage limit; null when it would not (or cannot tell).
+ */
+export function autoRenderLayoutError(limits: LimitPair, stages: readonly RenderStage[]): string | null {
+  if (!PER_STAGE_LIMITS.some(([, key]) => limits(key).job < limits(key).device)) return null;
+  for (const { stage, module, entryPoint, constants } of stages) {
+    const source = sources.get(module);
+    const counts = source === undefined ? null : stageResources(source, entryPoint, stage, constants ?? {});
+    const refusal = counts ? autoStageError(limits, counts, stage) : null;
+    if (refusal) return refusal;
+  }
+  return null;
 }

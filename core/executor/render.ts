@@ -11,7 +11,7 @@
  */
 import type { CommandOf } from '../protocol/commands.js';
 import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
-import { colorBytesPerSampleError, dynamicOffsetAlignmentError } from './jobLimits.js';
+import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, type RenderStage } from './jobLimits.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
 import type { ReplayHelpers } from './textures.js';
@@ -115,7 +115,9 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
       try {
         descriptor = { ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPipelineDescriptor), label: cmd.label };
         const formats = [...(descriptor.fragment?.targets ?? [])].map((target) => target?.format);
-        const refusal = blendFeatureError(ctx, descriptor) ?? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'the fragment state');
+        const stages = [{ stage: 'vertex' as const, ...descriptor.vertex }, ...(descriptor.fragment ? [{ stage: 'fragment' as const, ...descriptor.fragment }] : [])];
+        const refusal = blendFeatureError(ctx, descriptor) ?? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'the fragment state')
+          ?? (descriptor.layout === 'auto' ? autoRenderLayoutError(helpers.limitPair(ctx), stages as RenderStage[]) : null);
         if (refusal) throw new ReplayError(`createRenderPipeline${rid === undefined ? '' : 'Async'}: ${refusal}`);
       } catch (error) {
         if (rid === undefined) throw error;
