@@ -13,7 +13,7 @@
  * message into the job's validation error. What cannot be read from the WGSL
  * is not refused.
  */
-import { bufferBindingKinds, computeStageNeeds, stageResources, type ResourceKind } from './wgslLimits.js';
+import { bufferBindingKinds, computeStageNeeds, interStageVariables, stageResources, type ResourceKind } from './wgslLimits.js';
 
 /** The job's limit and the shared device's, for one limit name. */
 export type LimitPair = (key: string) => { job: number; device: number };
@@ -309,6 +309,24 @@ export function autoRenderLayoutError(limits: LimitPair, stages: readonly Render
     const counts = source === undefined ? null : stageResources(source, entryPoint, stage, constants ?? {});
     const refusal = counts ? autoStageError(limits, counts, stage) : null;
     if (refusal) return refusal;
+  }
+  return null;
+}
+
+/**
+ * Why the job's device would refuse a render pipeline for its inter-stage variables (WebGPU's
+ * maxInterStageShaderVariables: a vertex stage's outputs, plus one for a point-list; a fragment stage's inputs);
+ * null when it would not (or cannot tell).
+ */
+export function interStageLimitError(limits: LimitPair, stages: readonly RenderStage[], pointList: boolean): string | null {
+  const { job, device } = limits('maxInterStageShaderVariables');
+  if (job >= device) return null;
+  for (const { stage, module, entryPoint } of stages) {
+    const source = sources.get(module);
+    const count = source === undefined ? null : interStageVariables(source, entryPoint, stage);
+    if (count === null) continue;
+    const total = count + (stage === 'vertex' && pointList ? 1 : 0);
+    if (total > job) return `the ${stage} stage passes ${total} inter-stage variables, more than the device's maxInterStageShaderVariables ${job}`;
   }
   return null;
 }

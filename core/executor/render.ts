@@ -11,7 +11,7 @@
  */
 import type { CommandOf } from '../protocol/commands.js';
 import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
-import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, type RenderStage } from './jobLimits.js';
+import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, type RenderStage } from './jobLimits.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
 import type { ReplayHelpers } from './textures.js';
@@ -117,7 +117,8 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
         const formats = [...(descriptor.fragment?.targets ?? [])].map((target) => target?.format);
         const stages = [{ stage: 'vertex' as const, ...descriptor.vertex }, ...(descriptor.fragment ? [{ stage: 'fragment' as const, ...descriptor.fragment }] : [])];
         const refusal = blendFeatureError(ctx, descriptor) ?? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'the fragment state')
-          ?? (descriptor.layout === 'auto' ? autoRenderLayoutError(helpers.limitPair(ctx), stages as RenderStage[]) : null);
+          ?? (descriptor.layout === 'auto' ? autoRenderLayoutError(helpers.limitPair(ctx), stages as RenderStage[]) : null)
+          ?? interStageLimitError(helpers.limitPair(ctx), stages as RenderStage[], descriptor.primitive?.topology === 'point-list');
         if (refusal) throw new ReplayError(`createRenderPipeline${rid === undefined ? '' : 'Async'}: ${refusal}`);
       } catch (error) {
         if (rid === undefined) throw error;

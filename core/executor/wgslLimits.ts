@@ -303,6 +303,37 @@ export function stageResources(
   return counts;
 }
 
+/** Fragment inputs that count against maxInterStageShaderVariables as one variable each. */
+const COUNTED_FRAGMENT_BUILTINS = /@\s*builtin\s*\(\s*(front_facing|sample_index|sample_mask|primitive_index|subgroup_invocation_id|subgroup_size)\s*\)/g;
+
+/**
+ * The inter-stage variables `entryPoint` (a vertex or fragment entry point; the only one when undefined) passes:
+ * a vertex stage's @location outputs, a fragment stage's @location inputs plus its inputs among the builtins that
+ * count (front_facing, sample_index, sample_mask, primitive_index, subgroup_*). Through structs one level deep,
+ * as WGSL allows. Null when the module cannot be read well enough to say.
+ */
+export function interStageVariables(source: string, entryPoint: string | undefined, stage: 'vertex' | 'fragment'): number | null {
+  const module = parseModule(source, {});
+  if (!module) return null;
+  const entries = [...module.functions].filter(([, fn]) => new RegExp(`@\\s*${stage}\\b`).test(fn.attributes)).map(([name]) => name);
+  const entry = entryPoint ?? (entries.length === 1 ? entries[0] : undefined);
+  if (entry === undefined || !entries.includes(entry)) return null;
+  const fn = module.functions.get(entry)!;
+  // The text that declares the variables: the return type's (vertex) or the parameters' (fragment), with their structs' bodies.
+  let text: string;
+  if (stage === 'vertex') {
+    const declared = new RegExp(`\\bfn\\s+${entry}\\s*\\(`).exec(module.code);
+    const params = declared ? balanced(module.code, declared.index + declared[0].length - 1, '(', ')') : null;
+    if (!params) return null;
+    text = /^\s*->\s*([^{]*)\{/.exec(module.code.slice(params.end))?.[1] ?? '';
+  } else {
+    text = fn.params;
+  }
+  for (const name of text.match(/[A-Za-z_]\w*/g) ?? []) text += ` ${module.structs.get(name) ?? ''}`;
+  const locations = text.match(/@\s*location\s*\(/g)?.length ?? 0;
+  return locations + (stage === 'fragment' ? text.match(COUNTED_FRAGMENT_BUILTINS)?.length ?? 0 : 0);
+}
+
 /**
  * The buffer bindings `source` declares, `group:binding` to `uniform` or
  * `storage`; null when one cannot be read (an attribute that is not a number).
