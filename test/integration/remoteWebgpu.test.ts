@@ -23,7 +23,7 @@ const CHECKS = [
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
-  'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
+  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
   'renderPass', 'renderErrors', 'renderImmediates', 'afterDestroy',
 ] as const;
 
@@ -131,6 +131,8 @@ describe('remote WebGPU conformance', () => {
     expect(local.textureCompute.value.nearest).toHaveLength(32);
     expect(new Set(local.textureCompute.value.nearest).size).toBeGreaterThan(16);
     expect(local.textureCopies.value.copy).toEqual([0, 0, 0, 0, 1001, 1002, 1003, 0, 0, 0, 0, 0, 1005, 1006, 1007, 0]);
+    expect(local.adapterInfoIdentity.value).toEqual({ adapterSame: true, deviceSame: true, distinct: true, sameVendor: true });
+    expect(local.requestDevice.value).toMatchObject({ alignmentPast2e31: { name: 'OperationError' }, alignmentMaxSafe: { name: 'OperationError' } });
     expect(local.renderPass.value.occlusion).toEqual([true, false]);
     if (local.renderImmediates.value.supported !== false) expect(local.renderImmediates.value).toEqual({ pass: [10, 30, 40, 50], bundle: [20, 30, 40, 50] });
     expect(local.renderPass.value.pixels.slice(0, 4)).toEqual([0, 16, 239, 255]);
