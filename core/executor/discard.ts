@@ -92,6 +92,12 @@ function idsUsed(cmd: Command): number[] {
       return [cmd.src, cmd.dst];
     case 'resolveQuerySet':
       return [cmd.dst];
+    case 'createBindGroupOfResources':
+      return cmd.entries.flatMap((entry) => (entry.buffer === undefined ? [] : [entry.buffer]));
+    case 'copyBufferToTexture':
+      return [cmd.source.buffer];
+    case 'copyTextureToBuffer':
+      return [cmd.destination.buffer];
     default:
       return [];
   }

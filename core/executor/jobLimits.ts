@@ -3,15 +3,17 @@
  * device made with the job's descriptor refuses a compute pipeline whose
  * workgroup is too large or uses too much workgroup storage, layouts (bind
  * group, pipeline, 'auto') that show a stage more storage or uniform buffers
- * than its per-stage limits or hold more dynamic buffers than its
+ * (or, explicit ones, sampled or storage textures, or samplers) than its per-stage limits or hold more dynamic buffers than its
  * per-pipeline-layout limits, and a bind group whose buffer binding is larger
  * than `maxStorageBufferBindingSize` / `maxUniformBufferBindingSize` or whose
- * offset breaks its (coarser) offset alignment; Dawn, holding the adapter's
+ * offset breaks its (coarser) offset alignment, and a texture larger than its
+ * `maxTextureDimension*` or `maxTextureArrayLayers`, and color targets (a render
+ * pipeline's, pass's or bundle's) past `maxColorAttachmentBytesPerSample`; Dawn, holding the adapter's
  * limits, would not. Replay asks these functions before Dawn does and turns a
  * message into the job's validation error. What cannot be read from the WGSL
  * is not refused.
  */
-import { bufferBindingKinds, computeStageNeeds } from './wgslLimits.js';
+import { bufferBindingKinds, computeStageNeeds, interStageVariables, stageResources, type ResourceKind } from './wgslLimits.js';
 
 /** The job's limit and the shared device's, for one limit name. */
 export type LimitPair = (key: string) => { job: number; device: number };
@@ -20,14 +22,34 @@ export type LimitPair = (key: string) => { job: number; device: number };
 const sources = new WeakMap<GPUShaderModule, string>();
 /** Each pipeline's module, for the bindings of its 'auto' layouts. */
 const pipelineModules = new WeakMap<GPUComputePipeline, GPUShaderModule>();
-/** A buffer binding of a layout: its kind and the shader stages that see it (GPUShaderStage flags). */
+/** A binding of a layout (a buffer, texture or sampler): its kind and the shader stages that see it (GPUShaderStage flags). */
 interface BufferBindingInfo {
-  kind: 'uniform' | 'storage';
+  kind: BindingKind;
+  /** A sampled texture's sample type. */
+  sampleType?: string;
   visibility: number;
   dynamic: boolean;
 }
 
-/** Each bind group layout's buffer bindings, by binding number; absent when unknown. */
+type BindingKind = 'uniform' | 'storage' | 'sampledTexture' | 'storageTexture' | 'sampler';
+
+/** Each kind of binding counted per shader stage, and the limit that bounds it. */
+const PER_STAGE_LIMITS = [
+  ['storage', 'maxStorageBuffersPerShaderStage', 'storage buffers'], ['uniform', 'maxUniformBuffersPerShaderStage', 'uniform buffers'],
+  ['sampledTexture', 'maxSampledTexturesPerShaderStage', 'sampled textures'], ['storageTexture', 'maxStorageTexturesPerShaderStage', 'storage textures'],
+  ['sampler', 'maxSamplersPerShaderStage', 'samplers'],
+] as const;
+
+/** The kind of a layout entry's binding; null for one this module does not count (an external texture). */
+function bindingKind(entry: { buffer?: { type?: string }; texture?: object; storageTexture?: object; sampler?: object }): BindingKind | null {
+  if (entry.buffer) return (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage';
+  if (entry.texture) return 'sampledTexture';
+  if (entry.storageTexture) return 'storageTexture';
+  if (entry.sampler) return 'sampler';
+  return null;
+}
+
+/** Each bind group layout's bindings, by binding number; absent when unknown. */
 const layoutKinds = new WeakMap<GPUBindGroupLayout, ReadonlyMap<number, BufferBindingInfo>>();
 /**
  * Each module's buffer bindings by group, read from its WGSL once (null: unreadable). Jobs such as
@@ -42,21 +64,21 @@ export function noteShaderModule(module: GPUShaderModule, code: string): void {
   sources.set(module, code);
 }
 
-/** Remembers the buffer bindings of an explicit layout. */
+/** Remembers the bindings of an explicit layout. */
 export function noteLayoutEntries(
-  layout: GPUBindGroupLayout, entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string; hasDynamicOffset?: boolean } }>,
+  layout: GPUBindGroupLayout,
+  entries: ReadonlyArray<{ binding: number; visibility: number; buffer?: { type?: string; hasDynamicOffset?: boolean }; texture?: { sampleType?: string }; storageTexture?: object; sampler?: object }>,
 ): void {
   const kinds = new Map<number, BufferBindingInfo>();
   for (const entry of entries) {
-    if (!entry.buffer) continue;
-    const kind = (entry.buffer.type ?? 'uniform') === 'uniform' ? 'uniform' : 'storage';
-    kinds.set(entry.binding, { kind, visibility: entry.visibility, dynamic: Boolean(entry.buffer.hasDynamicOffset) });
+    const kind = bindingKind(entry);
+    if (kind) kinds.set(entry.binding, { kind, visibility: entry.visibility, dynamic: Boolean(entry.buffer?.hasDynamicOffset), sampleType: entry.texture?.sampleType });
   }
   layoutKinds.set(layout, kinds);
 }
 
-/** How many buffers of `kind` the layouts show each stage. */
-function buffersPerStage(layouts: Iterable<ReadonlyMap<number, BufferBindingInfo>>, kind: 'uniform' | 'storage'): Map<string, number> {
+/** How many bindings of `kind` the layouts show each stage. */
+function buffersPerStage(layouts: Iterable<ReadonlyMap<number, BufferBindingInfo>>, kind: BindingKind): Map<string, number> {
   const counts = new Map<string, number>();
   for (const layout of layouts) {
     for (const info of layout.values()) {
@@ -70,10 +92,10 @@ function buffersPerStage(layouts: Iterable<ReadonlyMap<number, BufferBindingInfo
 /** Why the job's device would refuse layouts showing a stage more buffers per kind than its limits; null when it would not (or cannot tell). */
 function perStageError(limits: LimitPair, layouts: ReadonlyArray<ReadonlyMap<number, BufferBindingInfo> | undefined>, what: string): string | null {
   if (layouts.some((l) => l === undefined)) return null;
-  for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
+  for (const [kind, key, noun] of PER_STAGE_LIMITS) {
     for (const [stage, count] of buffersPerStage(layouts as ReadonlyMap<number, BufferBindingInfo>[], kind)) {
       const most = pastJobLimit(limits, key, count);
-      if (most !== null) return `${what}: ${count} ${kind} buffers visible to the ${stage} stage exceed the device's ${key} ${most}`;
+      if (most !== null) return `${what}: ${count} ${noun} visible to the ${stage} stage exceed the device's ${key} ${most}`;
     }
   }
   // Dynamic offsets count per pipeline layout (a bind group layout alone is held to the same limits).
@@ -132,7 +154,7 @@ export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUCo
   layoutKinds.set(layout, groups.get(index) ?? NO_BINDINGS);
 }
 
-const AUTO_LAYOUT_LIMITS = ['maxStorageBuffersPerShaderStage', 'maxUniformBuffersPerShaderStage'];
+const AUTO_LAYOUT_LIMITS = PER_STAGE_LIMITS.map(([, key]) => key);
 const COMPUTE_LIMITS = [
   'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY', 'maxComputeWorkgroupSizeZ', 'maxComputeInvocationsPerWorkgroup',
   'maxComputeWorkgroupStorageSize',
@@ -168,7 +190,12 @@ export function computePipelineLimitError(
     const most = pastJobLimit(limits, 'maxComputeWorkgroupStorageSize', needs.workgroupStorageBytes);
     if (most !== null) return `the entry point uses ${needs.workgroupStorageBytes} bytes of workgroup storage, more than the device's maxComputeWorkgroupStorageSize ${most}`;
   }
-  // An 'auto' layout holds the buffers the entry point uses; an explicit one was checked when it was made.
+  // An 'auto' layout holds the bindings the entry point uses; an explicit one was checked when it was made.
+  if (autoLayout) {
+    const counts = stageResources(source!, entryPoint, 'compute', constants);
+    const refusal = counts ? autoStageError(limits, counts, 'compute') : null;
+    if (refusal) return refusal;
+  }
   if (autoLayout && needs.bufferBindings) {
     for (const [kind, key] of [['storage', 'maxStorageBuffersPerShaderStage'], ['uniform', 'maxUniformBuffersPerShaderStage']] as const) {
       const most = pastJobLimit(limits, key, needs.bufferBindings[kind]);
@@ -209,7 +236,7 @@ export function bindingSizeLimitError(
   limits: LimitPair, layout: GPUBindGroupLayout, binding: number, offsetBytes: number, sizeBytes: number,
 ): string | null {
   const kind = layoutKinds.get(layout)?.get(binding)?.kind;
-  if (kind === undefined) return null;
+  if (kind !== 'uniform' && kind !== 'storage') return null;
   const key = kind === 'uniform' ? 'maxUniformBufferBindingSize' : 'maxStorageBufferBindingSize';
   const most = pastJobLimit(limits, key, sizeBytes);
   if (most !== null) return `createBindGroup: binding ${binding} is ${sizeBytes} bytes, more than the device's ${key} ${most}`;
@@ -217,5 +244,110 @@ export function bindingSizeLimitError(
   const alignKey = kind === 'uniform' ? 'minUniformBufferOffsetAlignment' : 'minStorageBufferOffsetAlignment';
   const { job, device } = limits(alignKey);
   if (job > device && offsetBytes % job !== 0) return `createBindGroup: binding ${binding}'s offset ${offsetBytes} is not a multiple of the device's ${alignKey} ${job}`;
+  return null;
+}
+
+/** Why the job's device would refuse a texture of this size; null when it would not. */
+export function textureLimitError(limits: LimitPair, dimension: '1d' | '2d' | '3d', size: readonly [number, number, number]): string | null {
+  const [width, height, depth] = size;
+  const bounded: Array<[string, number]> = dimension === '1d'
+    ? [['maxTextureDimension1D', width]]
+    : dimension === '2d'
+      ? [['maxTextureDimension2D', Math.max(width, height)], ['maxTextureArrayLayers', depth]]
+      : [['maxTextureDimension3D', Math.max(width, height, depth)]];
+  for (const [key, value] of bounded) {
+    const most = pastJobLimit(limits, key, value);
+    if (most !== null) return `createTexture: size [${width}, ${height}, ${depth}] of a ${dimension} texture exceeds the device's ${key} ${most}`;
+  }
+  return null;
+}
+
+/** The 32-bit float formats a 'float' (filterable) binding takes only with the 'float32-filterable' feature. */
+const FLOAT32_FORMATS = new Set(['r32float', 'rg32float', 'rgba32float']);
+
+/** Why the job's device, made without 'float32-filterable', would refuse binding a view of `format` at `binding`; null when it would not. */
+export function float32FilterableError(features: ReadonlySet<string> | undefined, layout: GPUBindGroupLayout, binding: number, format: string): string | null {
+  if (!features || features.has('float32-filterable') || !FLOAT32_FORMATS.has(format)) return null;
+  if (layoutKinds.get(layout)?.get(binding)?.sampleType !== 'float') return null;
+  return `createBindGroup: binding ${binding} samples a '${format}' texture as filterable 'float', which needs the 'float32-filterable' feature that requestDevice did not ask for`;
+}
+
+/** Each color-renderable format's render target byte cost and alignment (WebGPU's "render target pixel byte cost"). */
+const COLOR_TARGET_BYTES: ReadonlyMap<string, [number, number]> = new Map([
+  ...['r8unorm', 'r8uint', 'r8sint'].map((f) => [f, [1, 1]] as const),
+  ...['rg8unorm', 'rg8uint', 'rg8sint'].map((f) => [f, [2, 1]] as const),
+  ...['rgba8unorm', 'rgba8unorm-srgb', 'bgra8unorm', 'bgra8unorm-srgb'].map((f) => [f, [8, 1]] as const),
+  ...['rgba8uint', 'rgba8sint'].map((f) => [f, [4, 1]] as const),
+  ...['r16uint', 'r16sint', 'r16float', 'r16unorm', 'r16snorm'].map((f) => [f, [2, 2]] as const),
+  ...['rg16uint', 'rg16sint', 'rg16float', 'rg16unorm', 'rg16snorm'].map((f) => [f, [4, 2]] as const),
+  ...['rgba16uint', 'rgba16sint', 'rgba16float', 'rgba16unorm', 'rgba16snorm'].map((f) => [f, [8, 2]] as const),
+  ...['r32uint', 'r32sint', 'r32float'].map((f) => [f, [4, 4]] as const),
+  ...['rg32uint', 'rg32sint', 'rg32float', 'rgb10a2uint', 'rgb10a2unorm', 'rg11b10ufloat'].map((f) => [f, [8, 4]] as const),
+  ...['rgba32uint', 'rgba32sint', 'rgba32float'].map((f) => [f, [16, 4]] as const),
+] as [string, [number, number]][]);
+
+/**
+ * Why the job's device would refuse color targets of these formats (in order, null for a hole) for their
+ * bytes per sample, each aligned to its format's alignment; null when it would not (or cannot tell).
+ */
+export function colorBytesPerSampleError(limits: LimitPair, formats: ReadonlyArray<string | null | undefined>, what: string): string | null {
+  let bytes = 0;
+  for (const format of formats) {
+    if (!format) continue;
+    const cost = COLOR_TARGET_BYTES.get(format);
+    if (!cost) return null; // not color-renderable: the shared device's own error
+    bytes = Math.ceil(bytes / cost[1]) * cost[1] + cost[0];
+  }
+  const most = pastJobLimit(limits, 'maxColorAttachmentBytesPerSample', bytes);
+  return most === null ? null : `${what}: the color targets take ${bytes} bytes per sample, more than the device's maxColorAttachmentBytesPerSample ${most}`;
+}
+
+/** Why the job's device would refuse an 'auto' layout of a stage using `counts` bindings; null when it would not. */
+function autoStageError(limits: LimitPair, counts: Record<ResourceKind, number>, stage: string): string | null {
+  for (const [kind, key, noun] of PER_STAGE_LIMITS) {
+    const most = pastJobLimit(limits, key, counts[kind]);
+    if (most !== null) return `the ${stage} entry point uses ${counts[kind]} ${noun}, more than the device's ${key} ${most}`;
+  }
+  return null;
+}
+
+/** A render pipeline's stage, as its descriptor names it. */
+export interface RenderStage {
+  stage: 'vertex' | 'fragment';
+  module: GPUShaderModule;
+  entryPoint?: string;
+  constants?: Readonly<Record<string, number>>;
+}
+
+/**
+ * Why the job's device would refuse a render pipeline with an 'auto' layout: one of its stages uses more
+ * bindings of a kind than the job's per-stage limit; null when it would not (or cannot tell).
+ */
+export function autoRenderLayoutError(limits: LimitPair, stages: readonly RenderStage[]): string | null {
+  if (!PER_STAGE_LIMITS.some(([, key]) => limits(key).job < limits(key).device)) return null;
+  for (const { stage, module, entryPoint, constants } of stages) {
+    const source = sources.get(module);
+    const counts = source === undefined ? null : stageResources(source, entryPoint, stage, constants ?? {});
+    const refusal = counts ? autoStageError(limits, counts, stage) : null;
+    if (refusal) return refusal;
+  }
+  return null;
+}
+
+/**
+ * Why the job's device would refuse a render pipeline for its inter-stage variables (WebGPU's
+ * maxInterStageShaderVariables: a vertex stage's outputs, plus one for a point-list; a fragment stage's inputs);
+ * null when it would not (or cannot tell).
+ */
+export function interStageLimitError(limits: LimitPair, stages: readonly RenderStage[], pointList: boolean): string | null {
+  const { job, device } = limits('maxInterStageShaderVariables');
+  if (job >= device) return null;
+  for (const { stage, module, entryPoint } of stages) {
+    const source = sources.get(module);
+    const count = source === undefined ? null : interStageVariables(source, entryPoint, stage);
+    if (count === null) continue;
+    const total = count + (stage === 'vertex' && pointList ? 1 : 0);
+    if (total > job) return `the ${stage} stage passes ${total} inter-stage variables, more than the device's maxInterStageShaderVariables ${job}`;
+  }
   return null;
 }

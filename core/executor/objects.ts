@@ -7,7 +7,7 @@
  * failed on our side (out of memory, an unknown reference) maps to an invalid
  * entry: using it is a validation error, as using an error object is in WebGPU.
  */
-import type { BufferLease, QuerySetLease } from '../memory/memoryManager.js';
+import type { BufferLease, ResourceLease } from '../memory/memoryManager.js';
 
 /** Raised while replaying a command: becomes a GPU error of the job, never a crash. */
 export class ReplayError extends Error {
@@ -116,22 +116,37 @@ type EntryBody =
   | { kind: 'computePipeline'; obj: GPUComputePipeline | null; pending?: Promise<void> }
   | BindGroupEntry
   /** `lease` is null for a query set the ledger does not hold (a count Dawn rejected). */
-  | { kind: 'querySet'; obj: GPUQuerySet; lease: QuerySetLease | null }
+  | { kind: 'querySet'; obj: GPUQuerySet; lease: ResourceLease<'querySet'> | null }
+  /** `lease` is null for a texture the ledger does not hold (a descriptor Dawn rejects, so it holds no memory). */
+  | { kind: 'texture'; obj: GPUTexture; lease: ResourceLease<'texture'> | null; destroyed: boolean }
+  /** `format`: the format it views (the texture's unless its descriptor named one). */
+  | { kind: 'textureView'; obj: GPUTextureView; format: string }
+  | { kind: 'sampler'; obj: GPUSampler }
+  | { kind: 'renderPipeline'; obj: GPURenderPipeline | null }
+  | { kind: 'renderPass'; obj: GPURenderPassEncoder; encoder: EncoderState }
+  /** A render bundle encoder records on its own: its failures surface at its finish. */
+  | ({ kind: 'renderBundleEncoder'; obj: GPURenderBundleEncoder } & EncoderState)
+  | { kind: 'renderBundle'; obj: GPURenderBundle; used: UsedBuffers }
   | ({ kind: 'commandEncoder'; obj: GPUCommandEncoder } & EncoderState)
   | { kind: 'computePass'; obj: GPUComputePassEncoder; encoder: EncoderState }
   | { kind: 'commandBuffer'; obj: GPUCommandBuffer; used: UsedBuffers }
   /** A failed creation; `encoder` is set for a pass that failed to begin, whose commands still belong to it. */
   | { kind: 'invalid'; of: EntryKind; message: string; encoder?: EncoderState };
 
-export type EntryKind = 'buffer' | 'shaderModule' | 'bindGroupLayout' | 'pipelineLayout' | 'computePipeline' | 'bindGroup' | 'querySet' | 'commandEncoder' | 'computePass' | 'commandBuffer';
+export type EntryKind = 'buffer' | 'shaderModule' | 'bindGroupLayout' | 'pipelineLayout' | 'computePipeline' | 'bindGroup' | 'querySet' | 'commandEncoder' | 'computePass' | 'commandBuffer'
+  | 'texture' | 'textureView' | 'sampler' | 'renderPipeline' | 'renderPass' | 'renderBundleEncoder' | 'renderBundle';
 type EntryOf<K extends EntryKind> = Extract<Entry, { kind: K }>;
 
 const NAMES: Record<EntryKind, string> = {
   buffer: 'GPUBuffer', shaderModule: 'GPUShaderModule', bindGroupLayout: 'GPUBindGroupLayout',
   pipelineLayout: 'GPUPipelineLayout', computePipeline: 'GPUComputePipeline', bindGroup: 'GPUBindGroup',
   querySet: 'GPUQuerySet', commandEncoder: 'GPUCommandEncoder', computePass: 'GPUComputePassEncoder',
-  commandBuffer: 'GPUCommandBuffer',
+  commandBuffer: 'GPUCommandBuffer', texture: 'GPUTexture', textureView: 'GPUTextureView', sampler: 'GPUSampler',
+  renderPipeline: 'GPURenderPipeline', renderPass: 'GPURenderPassEncoder', renderBundleEncoder: 'GPURenderBundleEncoder', renderBundle: 'GPURenderBundle',
 };
+
+/** The kinds that hold buffers until they are submitted or dropped (their buffers are pinned: never paged). */
+const RECORDERS: ReadonlySet<string> = new Set(['commandEncoder', 'commandBuffer', 'renderBundleEncoder', 'renderBundle']);
 
 /** What the job's device was created with (its `configureDevice` command). */
 export interface DeviceConfig {
@@ -149,7 +164,7 @@ export class ObjectTable {
   refresh: EntryRefresh | null = null;
   /** Whether any buffer of the job was ever discarded (until then, no batch can bring one back). */
   everDiscarded = false;
-  /** Live encoders and command buffers: the buffers they name must keep their real buffers until submit. */
+  /** Live encoders, command buffers and render bundles: the buffers they name must keep their real buffers until submit. */
   private readonly recorders = new Set<Entry>();
 
   get size(): number {
@@ -161,7 +176,7 @@ export class ObjectTable {
     entry.device = this.deviceId;
     this.forgetRecorder(id);
     this.entries.set(id, entry);
-    if (entry.kind === 'commandEncoder' || entry.kind === 'commandBuffer') this.recorders.add(entry);
+    if (RECORDERS.has(entry.kind)) this.recorders.add(entry);
   }
 
   has(id: number): boolean {
@@ -216,7 +231,8 @@ export class ObjectTable {
   encoderOf(id: number): EncoderState | null {
     const entry = this.entries.get(id);
     if (entry?.kind === 'commandEncoder') return entry;
-    if (entry?.kind === 'computePass') return entry.encoder;
+    if (entry?.kind === 'computePass' || entry?.kind === 'renderPass') return entry.encoder;
+    if (entry?.kind === 'renderBundleEncoder') return entry;
     if (entry?.kind === 'invalid') return entry.encoder ?? null;
     return null;
   }

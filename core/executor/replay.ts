@@ -12,6 +12,8 @@ import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
+import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
+import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
 
 const MAP_READ = 0x1;
@@ -311,9 +313,9 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       ctx.table.set(cmd.id, { kind: 'querySet', obj: ctx.device.createQuerySet(descriptor), lease: null });
       return;
     }
-    const result = ctx.memory.allocateQuerySet(ctx.jobId, cmd.count * QUERY_BYTES, () => ctx.device.createQuerySet(descriptor));
+    const result = ctx.memory.allocateResource(ctx.jobId, 'querySet', cmd.count * QUERY_BYTES, () => ctx.device.createQuerySet(descriptor));
     if (!result.ok) throw new ReplayError(result.message, result.errorType);
-    ctx.table.set(cmd.id, { kind: 'querySet', obj: result.lease.querySet, lease: result.lease });
+    ctx.table.set(cmd.id, { kind: 'querySet', obj: result.lease.resource, lease: result.lease });
   },
 
   createCommandEncoder(ctx, cmd) {
@@ -394,7 +396,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   debugMarker(ctx, cmd) {
     const target = ctx.table.peek(cmd.target);
-    if (!target || (target.kind !== 'computePass' && target.kind !== 'commandEncoder')) {
+    if (!target || (target.kind !== 'computePass' && target.kind !== 'commandEncoder' && target.kind !== 'renderPass' && target.kind !== 'renderBundleEncoder')) {
       throw new ReplayError(`debug marker on id ${cmd.target}, which is not a live encoder`);
     }
     if (cmd.kind === 'push') target.obj.pushDebugGroup(cmd.label ?? '');
@@ -470,6 +472,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const entry = ctx.table.peek(cmd.id);
     if (entry?.kind === 'buffer' && entry.device === ctx.table.deviceId) discardBuffer(ctx, entry);
   },
+  ...textureHandlers({ bytesAt, checkRange, limitPair }),
+  ...renderHandlers({ bytesAt, checkRange, limitPair }),
 };
 
 function destroyEntry(ctx: ReplayContext, id: number): void {
@@ -486,16 +490,16 @@ function destroyEntry(ctx: ReplayContext, id: number): void {
     else if (entry.lease) ctx.memory.free(entry.lease);
     else entry.obj.destroy();
   } else if (entry?.kind === 'querySet') {
-    if (entry.lease) ctx.memory.freeQuerySet(entry.lease);
+    if (entry.lease) ctx.memory.freeResource(entry.lease);
     else entry.obj.destroy();
-  }
+  } else if (entry?.kind === 'texture') destroyTexture(ctx, entry);
 }
 
 /** Commands recorded into an encoder or pass, and the field naming it: their failures surface at finish(). */
 const ENCODER_OPS: Partial<Record<CommandOp, 'encoder' | 'pass' | 'target'>> = {
   beginComputePass: 'encoder', copyBufferToBuffer: 'encoder', clearBuffer: 'encoder', resolveQuerySet: 'encoder',
   setPipeline: 'pass', setBindGroup: 'pass', dispatch: 'pass', dispatchIndirect: 'pass', endPass: 'pass', debugMarker: 'target',
-  setImmediates: 'pass',
+  setImmediates: 'pass', ...TEXTURE_ENCODER_OPS, ...RENDER_ENCODER_OPS,
 };
 
 /** The kind of object a creating command makes, so a failed creation leaves an invalid entry. */
@@ -503,7 +507,7 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   createBuffer: 'buffer', createShaderModule: 'shaderModule', createBindGroupLayout: 'bindGroupLayout',
   createPipelineLayout: 'pipelineLayout', createComputePipeline: 'computePipeline', getBindGroupLayout: 'bindGroupLayout',
   createBindGroup: 'bindGroup', createQuerySet: 'querySet', createCommandEncoder: 'commandEncoder',
-  beginComputePass: 'computePass', finish: 'commandBuffer',
+  beginComputePass: 'computePass', finish: 'commandBuffer', ...TEXTURE_CREATES, ...RENDER_CREATES,
 };
 
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */

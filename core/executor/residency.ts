@@ -42,7 +42,8 @@ export interface ResidentSession {
 interface BindGroupSource {
   layout: GPUBindGroupLayout;
   label?: string;
-  entries: Array<{ binding: number; buffer: number; offset?: number; size?: number }>;
+  /** Each entry: a buffer range (by the job's id), or the texture view or sampler it bound. */
+  entries: Array<{ binding: number; buffer?: number; offset?: number; size?: number; resource?: GPUTextureView | GPUSampler | GPUTexture }>;
 }
 
 /** Per session: the descriptors of its live bind groups. */
@@ -52,10 +53,14 @@ export class BindGroupSources {
   /** Records a bind group the job made (after its replay), forgets released ones. */
   observe(cmd: Command, table: ObjectTable, ok: boolean): void {
     if (cmd.op === 'release') this.sources.delete(cmd.id);
-    if (cmd.op !== 'createBindGroup' || !ok) return;
+    if ((cmd.op !== 'createBindGroup' && cmd.op !== 'createBindGroupOfResources') || !ok) return;
     const layout = table.peek(cmd.layout);
     if (table.peek(cmd.id)?.kind !== 'bindGroup' || layout?.kind !== 'bindGroupLayout') return;
-    this.sources.set(cmd.id, { layout: layout.obj, label: cmd.label, entries: cmd.entries });
+    const entries = cmd.op === 'createBindGroup' ? cmd.entries : cmd.entries.map((entry) => {
+      const other = entry.buffer === undefined ? table.peek(entry.textureView ?? entry.sampler ?? entry.texture!) : undefined;
+      return other?.kind === 'textureView' || other?.kind === 'sampler' || other?.kind === 'texture' ? { binding: entry.binding, resource: other.obj } : entry;
+    });
+    this.sources.set(cmd.id, { layout: layout.obj, label: cmd.label, entries });
   }
 
   /**
@@ -72,8 +77,10 @@ export class BindGroupSources {
     const source = this.sources.get(id);
     if (!source || group.buffers.some((b) => b.destroyed)) return;
     for (const buffer of group.buffers) if (buffer.discarded) revive(buffer);
-    const entries = source.entries.map((entry, index) => {
-      const buffer = group.buffers[index]; // replay keeps one buffer per entry, in order
+    let next = 0;
+    const entries = source.entries.map((entry) => {
+      if (entry.resource) return { binding: entry.binding, resource: entry.resource };
+      const buffer = group.buffers[next++]; // replay keeps one buffer per buffer entry, in order
       const offset = entry.offset ?? 0;
       // As replay does: a pooled buffer is bound with the job's size.
       const size = buffer.lease?.pooled ? (entry.size ?? Math.max(0, buffer.sizeBytes - offset)) : entry.size;

@@ -37,6 +37,8 @@ interface Module {
   workgroupVars: Map<string, string>;
   /** Module-scope buffer bindings, by variable name. */
   bufferVars: Map<string, 'uniform' | 'storage'>;
+  /** Module-scope bindings of every kind (buffers, textures, samplers), by variable name. */
+  resourceVars: Map<string, ResourceKind>;
   functions: Map<string, { attributes: string; params: string; body: string }>;
 }
 
@@ -53,7 +55,8 @@ function balanced(code: string, open: number, left: string, right: string): { in
 function parseModule(source: string, constants: Readonly<Record<string, number>>): Module | null {
   const code = stripComments(source);
   const module: Module = {
-    code, values: new Map(), aliases: new Map(), structs: new Map(), workgroupVars: new Map(), bufferVars: new Map(), functions: new Map(),
+    code, values: new Map(), aliases: new Map(), structs: new Map(), workgroupVars: new Map(), bufferVars: new Map(), resourceVars: new Map(),
+    functions: new Map(),
   };
   for (const m of code.matchAll(/\b(const|override)\s+([A-Za-z_]\w*)\s*(?::\s*[^=;]+?)?\s*(?:=\s*([^;]+))?;/g)) {
     const id = /@\s*id\s*\(\s*(\d+)[iu]?\s*\)\s*$/.exec(code.slice(Math.max(0, m.index - 40), m.index))?.[1];
@@ -70,6 +73,11 @@ function parseModule(source: string, constants: Readonly<Record<string, number>>
   }
   for (const m of code.matchAll(/\bvar\s*<\s*workgroup\s*>\s*([A-Za-z_]\w*)\s*:\s*([^;]+);/g)) module.workgroupVars.set(m[1], m[2].trim());
   for (const m of code.matchAll(/\bvar\s*<\s*(uniform|storage)\b[^>]*>\s*([A-Za-z_]\w*)/g)) module.bufferVars.set(m[2], m[1] as 'uniform' | 'storage');
+  module.resourceVars = new Map(module.bufferVars);
+  // Handles (no address space): textures and samplers.
+  for (const m of code.matchAll(/\bvar\s+([A-Za-z_]\w*)\s*:\s*(texture_storage_|texture_|sampler)/g)) {
+    module.resourceVars.set(m[1], m[2] === 'texture_storage_' ? 'storageTexture' : m[2] === 'texture_' ? 'sampledTexture' : 'sampler');
+  }
   for (const m of code.matchAll(/\bfn\s+([A-Za-z_]\w*)\s*\(/g)) {
     const params = balanced(code, m.index + m[0].length - 1, '(', ')');
     if (!params) return null;
@@ -271,6 +279,59 @@ export function computeStageNeeds(source: string, entryPoint: string | undefined
     for (const name of usedBuffers) bufferBindings[module.bufferVars.get(name)!]++;
   }
   return { workgroupSize, workgroupStorageBytes: used ? workgroupStorageBytes : null, bufferBindings };
+}
+
+/** The kinds of binding a shader stage uses, counted against the per-stage limits. */
+export type ResourceKind = 'uniform' | 'storage' | 'sampledTexture' | 'storageTexture' | 'sampler';
+
+/**
+ * The bindings `entryPoint` (a `stage` entry point; the module's only one when undefined) uses, by kind: what an
+ * 'auto' layout holds for that stage. Null when the module cannot be read well enough to say.
+ */
+export function stageResources(
+  source: string, entryPoint: string | undefined, stage: 'vertex' | 'fragment' | 'compute', constants: Readonly<Record<string, number>> = {},
+): Record<ResourceKind, number> | null {
+  const module = parseModule(source, constants);
+  if (!module) return null;
+  const entries = [...module.functions].filter(([, fn]) => new RegExp(`@\\s*${stage}\\b`).test(fn.attributes)).map(([name]) => name);
+  const entry = entryPoint ?? (entries.length === 1 ? entries[0] : undefined);
+  if (entry === undefined || !entries.includes(entry)) return null;
+  const used = usedVars(module, entry, module.resourceVars);
+  if (!used) return null;
+  const counts: Record<ResourceKind, number> = { uniform: 0, storage: 0, sampledTexture: 0, storageTexture: 0, sampler: 0 };
+  for (const name of used) counts[module.resourceVars.get(name)!]++;
+  return counts;
+}
+
+/** Fragment inputs that count against maxInterStageShaderVariables as one variable each. */
+const COUNTED_FRAGMENT_BUILTINS = /@\s*builtin\s*\(\s*(front_facing|sample_index|sample_mask|primitive_index|subgroup_invocation_id|subgroup_size)\s*\)/g;
+
+/**
+ * The inter-stage variables `entryPoint` (a vertex or fragment entry point; the only one when undefined) passes:
+ * a vertex stage's @location outputs, a fragment stage's @location inputs plus its inputs among the builtins that
+ * count (front_facing, sample_index, sample_mask, primitive_index, subgroup_*). Through structs one level deep,
+ * as WGSL allows. Null when the module cannot be read well enough to say.
+ */
+export function interStageVariables(source: string, entryPoint: string | undefined, stage: 'vertex' | 'fragment'): number | null {
+  const module = parseModule(source, {});
+  if (!module) return null;
+  const entries = [...module.functions].filter(([, fn]) => new RegExp(`@\\s*${stage}\\b`).test(fn.attributes)).map(([name]) => name);
+  const entry = entryPoint ?? (entries.length === 1 ? entries[0] : undefined);
+  if (entry === undefined || !entries.includes(entry)) return null;
+  const fn = module.functions.get(entry)!;
+  // The text that declares the variables: the return type's (vertex) or the parameters' (fragment), with their structs' bodies.
+  let text: string;
+  if (stage === 'vertex') {
+    const declared = new RegExp(`\\bfn\\s+${entry}\\s*\\(`).exec(module.code);
+    const params = declared ? balanced(module.code, declared.index + declared[0].length - 1, '(', ')') : null;
+    if (!params) return null;
+    text = /^\s*->\s*([^{]*)\{/.exec(module.code.slice(params.end))?.[1] ?? '';
+  } else {
+    text = fn.params;
+  }
+  for (const name of text.match(/[A-Za-z_]\w*/g) ?? []) text += ` ${module.structs.get(name) ?? ''}`;
+  const locations = text.match(/@\s*location\s*\(/g)?.length ?? 0;
+  return locations + (stage === 'fragment' ? text.match(COUNTED_FRAGMENT_BUILTINS)?.length ?? 0 : 0);
 }
 
 /**

@@ -13,6 +13,8 @@
  * count as writing: `writeBuffer`, a copy's destination, `clearBuffer`, a query
  * resolve (each checked against the rules that would make WebGPU drop it),
  * never a dispatch (a shader's writes need not cover what it is bound to).
+ * Texture copies read or touch their buffer; render passes and bundles read
+ * their vertex, index and indirect buffers and every buffer they bind.
  * A buffer created inside the window is never live-in (it started as zeros).
  * Any GPU error in the window taints it: every touched buffer counts as live-in.
  */
@@ -110,6 +112,8 @@ export class WorkingSetTracker {
   private readonly pipelines = new Map<number, number>();
   private readonly bindGroups = new Map<number, BoundBuffer[]>();
   private readonly passes = new Map<number, PassState>();
+  /** Each open render pass's command encoder. */
+  private readonly renderPasses = new Map<number, number>();
   private readonly groupAccesses = new Map<number, GroupAccesses>();
   /** Bumped whenever a pipeline or bind group is made or released: what was recorded or cached for an id may be stale. */
   private generation = 0;
@@ -158,11 +162,11 @@ export class WorkingSetTracker {
         this.pipelines.set(cmd.id, cmd.module);
         this.generation++;
         return;
-      case 'createBindGroup': {
+      case 'createBindGroup': case 'createBindGroupOfResources': {
         if (!ok) return;
         const bound: BoundBuffer[] = [];
         for (const e of cmd.entries) {
-          const entry = buffer(e.buffer);
+          const entry = e.buffer === undefined ? null : buffer(e.buffer);
           if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
         }
         this.bindGroups.set(cmd.id, bound);
@@ -225,6 +229,34 @@ export class WorkingSetTracker {
         if (!dst) return;
         const valid = (dst.usage & QUERY_RESOLVE) !== 0 && cmd.dstOffset % 256 === 0;
         this.record(cmd.encoder, { buffer: dst, kind: valid ? 'write' : 'touch', start: cmd.dstOffset, end: cmd.dstOffset + cmd.count * 8 });
+        return;
+      }
+      case 'copyBufferToTexture': {
+        const src = buffer(cmd.source.buffer);
+        if (src) this.record(cmd.encoder, { buffer: src, kind: 'read', start: cmd.source.offset, end: src.sizeBytes });
+        return;
+      }
+      case 'copyTextureToBuffer': {
+        // Its rows need not cover the range: written without proof of what.
+        const dst = buffer(cmd.destination.buffer);
+        if (dst) this.record(cmd.encoder, { buffer: dst, kind: 'touch', start: cmd.destination.offset, end: dst.sizeBytes });
+        return;
+      }
+      case 'beginRenderPass':
+        this.renderPasses.set(cmd.id, cmd.encoder);
+        return;
+      case 'endRenderPass':
+        this.renderPasses.delete(cmd.pass);
+        return;
+      case 'setVertexBuffer': case 'setIndexBuffer': case 'drawIndirect': {
+        const target = cmd.buffer === null ? null : buffer(cmd.buffer);
+        if (target) this.recordRender(cmd.pass, [{ buffer: target, kind: 'read', start: 0, end: target.sizeBytes }]);
+        return;
+      }
+      case 'renderSetBindGroup': {
+        // What a render pipeline's shaders do with a binding is not read from WGSL here: every bound range counts as read.
+        const bound = cmd.bindGroup === null ? [] : this.bindGroups.get(cmd.bindGroup) ?? [];
+        this.recordRender(cmd.pass, bound.map((b) => ({ buffer: b.buffer, kind: 'read' as const, start: 0, end: b.buffer.sizeBytes })));
         return;
       }
       case 'finish': {
@@ -332,6 +364,15 @@ export class WorkingSetTracker {
     }
     this.groupAccesses.set(bindGroup, { pipeline, index, dynamic, generation: this.generation, accesses });
     return accesses;
+  }
+
+  /** A render pass's accesses wait for its encoder's submit; a render bundle encoder's count now (its submits are not followed). */
+  private recordRender(pass: number, accesses: Access[]): void {
+    const encoder = this.renderPasses.get(pass);
+    for (const access of accesses) {
+      if (encoder === undefined) this.apply(access);
+      else this.record(encoder, access);
+    }
   }
 
   private record(encoder: number, access: Access): void {

@@ -11,10 +11,10 @@ import { Ledger } from './ledger.js';
 import { LaneTable, type Lane } from './lanes.js';
 import { createPager } from './paging.js';
 import { formatBytes } from '../platform/size.js';
-import type { AllocRefusal, AllocResult, BufferLease, MemoryManager, QuerySetLease } from './types.js';
+import type { AllocRefusal, AllocResult, BufferLease, MemoryManager, ResourceKind, ResourceLease } from './types.js';
 
 export type {
-  AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot, PageResult, QuerySetLease, QuerySetResult,
+  AdmissionOptions, AdmissionResult, AllocResult, BufferLease, JobMemoryRequest, MemoryManager, MemorySnapshot, PageResult, ResourceKind, ResourceLease, ResourceOf, ResourceResult,
 } from './types.js';
 
 interface LeaseRecord {
@@ -40,8 +40,18 @@ interface JobMemory {
   /** Persistent bytes (resident or paged out) when its last iteration's memory side ended: its state as measured. */
   stateBytes: number;
   leases: Map<number, LeaseRecord>;
-  /** Its query sets by lease id, with the ledger entry that counts each. */
-  querySets: Map<number, { lease: QuerySetLease; ledgerId: number }>;
+  /** Its query sets and textures by lease id, with the ledger entry that counts each. */
+  resources: Map<number, { lease: ResourceLease; ledgerId: number }>;
+}
+
+/** How messages name each resource kind. */
+const RESOURCE_NAMES: Record<ResourceKind, string> = { querySet: 'query set', texture: 'texture' };
+
+/** The bytes of the job's resources of `kind`. */
+function resourceBytes(job: JobMemory, kind: ResourceKind): number {
+  let bytes = 0;
+  for (const { lease } of job.resources.values()) if (lease.kind === kind) bytes += lease.sizeBytes;
+  return bytes;
 }
 
 const oom = (message: string): AllocRefusal => ({ ok: false, message, errorType: 'out-of-memory' });
@@ -196,11 +206,11 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     }
   }
 
-  function destroyQuerySet(job: JobMemory, leaseId: number): void {
-    const record = job.querySets.get(leaseId);
+  function destroyResource(job: JobMemory, leaseId: number): void {
+    const record = job.resources.get(leaseId);
     if (!record) return;
-    job.querySets.delete(leaseId);
-    record.lease.querySet.destroy();
+    job.resources.delete(leaseId);
+    record.lease.resource.destroy();
     ledger.remove(record.ledgerId);
   }
 
@@ -243,7 +253,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         iterationPeakBytes: 0,
         stateBytes: 0,
         leases: new Map(),
-        querySets: new Map(),
+        resources: new Map(),
       });
       ledger.addJob(request.jobId, paddedPersistentBytes(persistentBytes));
       changeCount += 1;
@@ -254,7 +264,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       const job = jobs.get(jobId);
       if (!job) return;
       for (const record of [...job.leases.values()]) destroyLease(record);
-      for (const leaseId of [...job.querySets.keys()]) destroyQuerySet(job, leaseId);
+      for (const leaseId of [...job.resources.keys()]) destroyResource(job, leaseId);
       const lane = lanes.get(job.laneId)!;
       lane.jobs.delete(jobId);
       lane.running.delete(jobId);
@@ -278,28 +288,29 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
       }
     },
 
-    allocateQuerySet(jobId, sizeBytes, create) {
+    allocateResource(jobId, kind, sizeBytes, create) {
+      const what = RESOURCE_NAMES[kind];
       const job = jobs.get(jobId);
-      if (!job) return invalid(`job ${jobId} is not admitted, so it cannot create query sets`);
-      if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return invalid(`query set size ${String(sizeBytes)} is not a whole number of bytes`);
-      const room = roomForPersistent(jobId, sizeBytes, `a query set of ${formatBytes(sizeBytes)}`);
+      if (!job) return invalid(`job ${jobId} is not admitted, so it cannot create ${what}s`);
+      if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return invalid(`${what} size ${String(sizeBytes)} is not a whole number of bytes`);
+      const room = roomForPersistent(jobId, sizeBytes, `a ${what} of ${formatBytes(sizeBytes)}`);
       if (room) return oom(room);
-      let querySet: GPUQuerySet;
+      let resource: ReturnType<typeof create>;
       try {
-        querySet = create();
+        resource = create();
       } catch (error) {
-        return invalid(`createQuerySet failed: ${error instanceof Error ? error.message : String(error)}`);
+        return invalid(`creating a ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
       }
-      const lease: QuerySetLease = { id: ++leaseCount, jobId, querySet, sizeBytes };
+      const lease = { id: ++leaseCount, jobId, kind, resource, sizeBytes };
       const ledgerId = nextBufferId();
       ledger.record({ bufferId: ledgerId, sizeBytes, pooled: false, state: 'persistent', jobId, laneId: null });
-      job.querySets.set(lease.id, { lease, ledgerId });
+      job.resources.set(lease.id, { lease, ledgerId });
       return { ok: true, lease };
     },
 
-    freeQuerySet(lease) {
+    freeResource(lease) {
       const job = jobs.get(lease.jobId);
-      if (job) destroyQuerySet(job, lease.id);
+      if (job) destroyResource(job, lease.id);
     },
 
     free(lease, freeOptions) {
@@ -421,7 +432,8 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
           id: job.id,
           persistentBytes: ledger.persistentBytes(job.id),
           reservedPersistentBytes: ledger.reservedPersistentBytes(job.id),
-          querySetBytes: [...job.querySets.values()].reduce((bytes, { lease }) => bytes + lease.sizeBytes, 0),
+          querySetBytes: resourceBytes(job, 'querySet'),
+          textureBytes: resourceBytes(job, 'texture'),
           lane: job.laneId,
         })),
         lanes: lanes.list().map((lane) => ({

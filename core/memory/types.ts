@@ -37,17 +37,30 @@ export type AllocRefusal = { ok: false; message: string; errorType: 'out-of-memo
 /** An allocation's outcome. */
 export type AllocResult = { ok: true; lease: BufferLease } | AllocRefusal;
 
-/** A query set held for a job, counted in the ledger as `sizeBytes` (8 bytes a query) of the job's persistent memory. */
-export interface QuerySetLease {
+/** The GPU objects besides buffers that a job's memory holds, never pooled: query sets and textures. */
+export type ResourceKind = 'querySet' | 'texture';
+
+/** The object of each resource kind. */
+export interface ResourceOf {
+  querySet: GPUQuerySet;
+  texture: GPUTexture;
+}
+
+/**
+ * A query set or texture held for a job, counted in the ledger as `sizeBytes` of the job's persistent memory
+ * (a query set's 8 bytes a query; a texture's footprint, core/protocol/textureFormats.ts).
+ */
+export interface ResourceLease<K extends ResourceKind = ResourceKind> {
   /** Unique within the manager (shared with buffer leases' ids). */
   readonly id: number;
   readonly jobId: string;
-  readonly querySet: GPUQuerySet;
+  readonly kind: K;
+  readonly resource: ResourceOf[K];
   readonly sizeBytes: number;
 }
 
-/** A query set allocation's outcome. */
-export type QuerySetResult = { ok: true; lease: QuerySetLease } | AllocRefusal;
+/** A resource allocation's outcome. */
+export type ResourceResult<K extends ResourceKind = ResourceKind> = { ok: true; lease: ResourceLease<K> } | AllocRefusal;
 
 /** A page-out's or page-in's outcome; `message` says why it did not happen. */
 export type PageResult = { ok: true } | { ok: false; message: string };
@@ -75,8 +88,8 @@ export interface AdmissionOptions {
 export interface MemorySnapshot extends MemoryMap {
   /** Σ reservedPersistent(job) + Σ lane sizes: what admission compares with capacity. */
   committedBytes: number;
-  /** `querySetBytes`: of persistentBytes, the bytes of the job's query sets. */
-  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes: number; querySetBytes: number; lane: string }>;
+  /** `querySetBytes`, `textureBytes`: of persistentBytes, the bytes of the job's query sets and of its textures. */
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes: number; querySetBytes: number; textureBytes: number; lane: string }>;
 }
 
 /** What the executor calls; see createMemoryManager. */
@@ -100,13 +113,14 @@ export interface MemoryManager {
    */
   allocate(jobId: string, descriptor: BufferDescriptor, options?: { ownBytes?: boolean }): AllocResult;
   /**
-   * A query set of `sizeBytes` (its count × 8) for the job, made by `create` only once there is room. It counts as
-   * persistent memory inside an iteration too (a query set cannot live in a lane's pool): allowed within the job's
-   * share or when unreserved capacity is free, as a persistent buffer is; else { ok:false } out-of-memory. Never throws.
+   * A query set or texture of `sizeBytes` for the job, made by `create` only once there is room. It counts as
+   * persistent memory inside an iteration too (neither can live in a lane's pool): allowed within the job's
+   * share or when unreserved capacity is free, as a persistent buffer is; else { ok:false } out-of-memory. A
+   * `create` that throws is { ok:false } validation. Never throws.
    */
-  allocateQuerySet(jobId: string, sizeBytes: number, create: () => GPUQuerySet): QuerySetResult;
-  /** The job destroyed the query set: destroyed and uncounted now. Idempotent. */
-  freeQuerySet(lease: QuerySetLease): void;
+  allocateResource<K extends ResourceKind>(jobId: string, kind: K, sizeBytes: number, create: () => ResourceOf[K]): ResourceResult<K>;
+  /** The job destroyed the query set or texture: destroyed and uncounted now. Idempotent. */
+  freeResource(lease: ResourceLease): void;
   /**
    * The job destroyed the buffer. Persistent: destroyed now. Ephemeral: a pooled buffer returns to the pool at the
    * iteration's end (never reused before it), an unpooled one is destroyed now. `discard` destroys a pooled buffer

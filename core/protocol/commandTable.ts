@@ -13,6 +13,10 @@
  * Portable: no Node APIs.
  */
 import { z } from 'zod';
+import {
+  resourceEntry, samplerDescriptor, texelCopyBuffer, texelCopyLayout, texelCopyTexture, textureDescriptor, textureViewDescriptor, triple,
+} from './textureSchemas.js';
+import { described } from './objectRefs.js';
 
 /**
  * Where a command's bytes are: `[offset, length]` into the batch's data section,
@@ -171,6 +175,41 @@ export const COMMANDS = {
   iterationEnd: { code: 39, fields: { rid: f.optRid } },
   /** A compute pass's immediate data (bytes in `data`) at byte `offset` of its range, for the dispatches after it. */
   setImmediates: { code: 40, fields: { pass: f.id, offset: f.u32, data: f.data } },
+  // Textures and samplers (descriptors as JSON: core/protocol/textureSchemas.ts). `destroy` and `release` serve them too.
+  createTexture: { code: 41, fields: { id: f.id, descriptor: f.json(textureDescriptor), label } },
+  createView: { code: 42, fields: { id: f.id, texture: f.id, descriptor: f.optJson(textureViewDescriptor), label } },
+  createSampler: { code: 43, fields: { id: f.id, descriptor: f.optJson(samplerDescriptor), label } },
+  /** `queue.writeTexture`: the job's bytes in `data`, laid out as `layout` says (its offset into them). */
+  writeTexture: { code: 44, fields: { destination: f.json(texelCopyTexture), data: f.data, layout: f.json(texelCopyLayout), size: f.json(triple) } },
+  copyBufferToTexture: { code: 45, fields: { encoder: f.id, source: f.json(texelCopyBuffer), destination: f.json(texelCopyTexture), size: f.json(triple) } },
+  copyTextureToBuffer: { code: 46, fields: { encoder: f.id, source: f.json(texelCopyTexture), destination: f.json(texelCopyBuffer), size: f.json(triple) } },
+  copyTextureToTexture: { code: 47, fields: { encoder: f.id, source: f.json(texelCopyTexture), destination: f.json(texelCopyTexture), size: f.json(triple) } },
+  /** A bind group with texture-view or sampler entries (one of buffers only is `createBindGroup`). */
+  createBindGroupOfResources: { code: 48, fields: { id: f.id, layout: f.id, label, entries: f.json(z.array(resourceEntry).max(MAX_BINDINGS)) } },
+  // Render (descriptors as JSON naming the job's objects: core/protocol/objectRefs.ts). `pass` is a render pass or a render bundle encoder.
+  createRenderPipeline: { code: 49, fields: { id: f.id, rid: f.optRid, descriptor: f.json(described), label } },
+  renderPipelineBindGroupLayout: { code: 50, fields: { id: f.id, pipeline: f.id, index: f.u32 } },
+  beginRenderPass: { code: 51, fields: { id: f.id, encoder: f.id, descriptor: f.json(described), label } },
+  createRenderBundleEncoder: { code: 52, fields: { id: f.id, descriptor: f.json(described), label } },
+  finishRenderBundle: { code: 53, fields: { encoder: f.id, id: f.id, label } },
+  renderSetPipeline: { code: 54, fields: { pass: f.id, pipeline: f.id } },
+  renderSetBindGroup: { code: 55, fields: { pass: f.id, index: f.u32, bindGroup: f.idOrNull, dynamicOffsets: f.optU32s(64) } },
+  setVertexBuffer: { code: 56, fields: { pass: f.id, slot: f.u32, buffer: f.idOrNull, offset: f.u64, size: f.optU64 } },
+  setIndexBuffer: { code: 57, fields: { pass: f.id, buffer: f.id, format: f.enum(['uint16', 'uint32']), offset: f.u64, size: f.optU64 } },
+  draw: { code: 58, fields: { pass: f.id, vertexCount: f.u32, instanceCount: f.u32, firstVertex: f.u32, firstInstance: f.u32 } },
+  /** `baseVertex` is a signed 32-bit integer, sent as its two's-complement bits. */
+  drawIndexed: { code: 59, fields: { pass: f.id, indexCount: f.u32, instanceCount: f.u32, firstIndex: f.u32, baseVertex: f.u32, firstInstance: f.u32 } },
+  drawIndirect: { code: 60, fields: { pass: f.id, buffer: f.id, offset: f.u64, indexed: f.optBool } },
+  /** A render pass's fixed state: `kind` names the call, `values` its numbers (floats, hence JSON). */
+  setPassState: {
+    code: 61,
+    fields: { pass: f.id, kind: f.enum(['viewport', 'scissorRect', 'blendConstant', 'stencilReference']), values: f.json(z.array(z.number()).max(6)) },
+  },
+  occlusionQuery: { code: 62, fields: { pass: f.id, index: f.optU32 } },
+  executeBundles: { code: 63, fields: { pass: f.id, bundles: f.ids(65536) } },
+  endRenderPass: { code: 64, fields: { pass: f.id } },
+  /** A render pass's or bundle's immediate data (bytes in `data`) at byte `offset` of its range, for the draws after it. */
+  renderSetImmediates: { code: 65, fields: { pass: f.id, offset: f.u32, data: f.data } },
 } as const satisfies Record<string, { code: number; fields: Record<string, Field<unknown>> }>;
 
 type Table = typeof COMMANDS;

@@ -121,7 +121,7 @@ export interface LaneInfo {
 
 /**
  * `salus memory --json`. Invariant: usedBytes = Σ jobs.persistentBytes + Σ lanes.sizeBytes. A job's
- * `querySetBytes` (8 bytes a query) are part of its persistentBytes.
+ * `querySetBytes` (8 bytes a query) and `textureBytes` (each texture's footprint) are part of its persistentBytes.
  */
 export interface MemoryMap {
   capacityBytes: number;
@@ -131,7 +131,7 @@ export interface MemoryMap {
   capacitySource: string;
   /** Σ reserved persistent (declared or actual, whichever is larger) + Σ lane sizes: what admission counts. */
   committedBytes?: number;
-  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; querySetBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
+  jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; querySetBytes?: number; textureBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
   lanes: LaneInfo[];
 }
 

@@ -5,12 +5,12 @@
  * job's room is an out-of-memory error as a buffer would be. A set Dawn rejects
  * (more than 4096 queries) holds nothing and is not counted.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, lastJson, startService, type JobProcess, type TestService } from '../helpers/service.js';
-import { until } from '../helpers/rawSocket.js';
+import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+import { atPhase, endsClean } from '../helpers/gatedJob.js';
 
 const QUERY_SETS = join(ROOT, 'test/fixtures/jobs/querySets.js');
 const MiB = 1024 * 1024;
@@ -20,12 +20,6 @@ afterEach(async () => {
   service = null;
 });
 
-/** Waits for the job's `phase` line, returns it and the memory map then; `release()` lets the job go on. */
-async function atPhase(job: JobProcess, gate: string, name: string) {
-  const line = await until(() => job.stdout().split('\n').find((l) => l.startsWith(`{"phase":"${name}"`)), `the job's '${name}' phase`, 30_000);
-  const memory = await service!.json<any>(['memory']);
-  return { facts: JSON.parse(line), memory, release: () => writeFileSync(join(gate, name), '') };
-}
 
 describe('query sets in the memory ledger', () => {
   it('counts each against its job, gives it back on destroy and at the end, and leaves out the ones Dawn rejects', async () => {
@@ -33,27 +27,23 @@ describe('query sets in the memory ledger', () => {
     const gate = mkdtempSync(join(tmpdir(), 'salus-gate-'));
     const job = service.startJob(['--name', 'queries', QUERY_SETS, '--', '--gate', gate]);
 
-    const created = await atPhase(job, gate, 'created');
+    const created = await atPhase(service, job, gate, 'created');
     const timestampBytes = created.facts.timestamps ? 16 : 0;
     expect(created.memory.jobs).toHaveLength(1);
     expect(created.memory.jobs[0]).toMatchObject({ persistentBytes: 4096 * 8 + timestampBytes, querySetBytes: 4096 * 8 + timestampBytes });
     expect(created.memory.usedBytes).toBe(created.memory.lanes.reduce((sum: number, lane: any) => sum + lane.sizeBytes, 4096 * 8 + timestampBytes));
     created.release();
 
-    const destroyed = await atPhase(job, gate, 'destroyed');
+    const destroyed = await atPhase(service, job, gate, 'destroyed');
     expect(destroyed.memory.jobs[0]).toMatchObject({ persistentBytes: timestampBytes, querySetBytes: timestampBytes });
     destroyed.release();
 
-    const invalid = await atPhase(job, gate, 'invalid');
+    const invalid = await atPhase(service, job, gate, 'invalid');
     expect(invalid.facts.error).toBe('validation');
     expect(invalid.memory.jobs[0]).toMatchObject({ persistentBytes: timestampBytes, querySetBytes: timestampBytes });
     invalid.release();
 
-    const run = await job.done;
-    expect(run.code, run.stderr).toBe(0);
-    expect(lastJson(run.stdout)).toEqual({ done: true });
-    await until(async () => (await service!.json<any>(['memory'])).jobs.length === 0, 'the job to leave the ledger');
-    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+    expect(lastJson(await endsClean(service, job))).toEqual({ done: true });
   }, 60_000);
 
   it('is an out-of-memory error past the job\'s room, as a buffer is, and the set it did not make cannot be used', async () => {
@@ -61,15 +51,12 @@ describe('query sets in the memory ledger', () => {
     const gate = mkdtempSync(join(tmpdir(), 'salus-gate-'));
     // The fill and the 16-byte resolve buffer leave 16 bytes: room for 2 queries, not 4096.
     const job = service.startJob(['--name', 'full', QUERY_SETS, '--', '--gate', gate, '--fill', String(MiB - 32)]);
-    const full = await atPhase(job, gate, 'full');
+    const full = await atPhase(service, job, gate, 'full');
     expect(full.facts).toMatchObject({ big: 'out-of-memory', use: 'validation', small: null });
     expect(full.facts.bigMessage).toMatch(/out of memory: job \S+ asked for a query set of 32 KiB/);
     expect(full.memory.jobs[0]).toMatchObject({ persistentBytes: MiB, querySetBytes: 16 });
     expect(full.memory.freeBytes).toBe(0);
     full.release();
-    const run = await job.done;
-    expect(run.code, run.stderr).toBe(0);
-    await until(async () => (await service!.json<any>(['memory'])).jobs.length === 0, 'the job to leave the ledger');
-    expect(await service.json<any>(['memory'])).toMatchObject({ usedBytes: 0, jobs: [], lanes: [] });
+    await endsClean(service, job);
   }, 60_000);
 });

@@ -55,6 +55,17 @@ describe('working sets of iterations', () => {
     expect(info.memory).toMatchObject({ liveInBytes: 1048576 + 16, writtenFirstBytes: 16, workingSetBytes: 1048576 + 16 + 16 + 262144 });
   }, 60_000);
 
+  it('counts texture copies and render passes: their source and vertex buffers are read, a copy destination only touched', async () => {
+    const run = await service.startJob(['--name', 'drawn', join(FIXTURES, 'accessKinds.js'), '--', '--iterations', '4', '--textures']).done;
+    expect(run.code).toBe(0);
+    expect(run.stdout).not.toContain('uncaptured');
+    const info = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'drawn' && j.finishedAt));
+    // vertices (2 KiB) and texels (1 KiB) are live-in; texout (768 B) is neither.
+    expect(info.memory).toMatchObject({
+      workingSetBytes: LIVE_IN + WRITTEN_FIRST + UNREAD + 2048 + 1024 + 768, liveInBytes: LIVE_IN + 2048 + 1024, writtenFirstBytes: WRITTEN_FIRST,
+    });
+  }, 60_000);
+
   it('trusts no write of an iteration that raised a GPU error: every buffer it touched counts as live-in', async () => {
     const run = await service.startJob(['--name', 'bad', join(FIXTURES, 'accessKinds.js'), '--', '--iterations', '4', '--bad']).done;
     expect(run.code).toBe(0);

@@ -22,7 +22,9 @@ const CHECKS = [
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
-  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates', 'afterDestroy',
+  'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
+  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
+  'renderPass', 'renderErrors', 'renderImmediates', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -82,6 +84,12 @@ describe('remote WebGPU conformance', () => {
     });
   });
 
+  it('converts texture extents, origins and viewports as WebIDL says, where dawn.node does not', () => {
+    const typeError = { threw: 'TypeError', name: 'TypeError' };
+    expect(remote.textureConversions.value.specOnly).toEqual({ longSize: typeError, emptySize: typeError, longOrigin: typeError });
+    expect(remote.renderErrors.value.specOnly).toEqual({ nanViewport: { thrown: typeError, validation: null } });
+  });
+
   it('checks what it claims to (local values)', () => {
     expect(local.mapReadWithOffsets.value).toMatchObject({ pending: 'pending', first: [104, 105, 106, 107], detached: [0, 0] });
     expect(local.mapWriteWithOffsets.value.values).toEqual([0, 0, 11, 22, 33, 44, 0, 0]);
@@ -120,6 +128,15 @@ describe('remote WebGPU conformance', () => {
         autoNineUsed: { sync: 'GPUValidationError', async: 'GPUPipelineError' }, autoNineDeclaredEightUsed: made,
       },
     });
+    expect(local.textureCompute.value.nearest).toHaveLength(32);
+    expect(new Set(local.textureCompute.value.nearest).size).toBeGreaterThan(16);
+    expect(local.textureCopies.value.copy).toEqual([0, 0, 0, 0, 1001, 1002, 1003, 0, 0, 0, 0, 0, 1005, 1006, 1007, 0]);
+    expect(local.adapterInfoIdentity.value).toEqual({ adapterSame: true, deviceSame: true, distinct: true, sameVendor: true });
+    expect(local.requestDevice.value).toMatchObject({ alignmentPast2e31: { name: 'OperationError' }, alignmentMaxSafe: { name: 'OperationError' } });
+    expect(local.renderPass.value.occlusion).toEqual([true, false]);
+    if (local.renderImmediates.value.supported !== false) expect(local.renderImmediates.value).toEqual({ pass: [10, 30, 40, 50], bundle: [20, 30, 40, 50] });
+    expect(local.renderPass.value.pixels.slice(0, 4)).toEqual([0, 16, 239, 255]);
+    expect(local.ownTextureLimits.value).toMatchObject({ width1DAtLimit: null, width1DPast: 'GPUValidationError', sampledPast: 'GPUValidationError' });
     expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
 

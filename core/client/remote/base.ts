@@ -1,9 +1,9 @@
 /** What every remote GPU object shares: its device's channel, its id and its label. */
 import type { DeviceChannel } from './channel.js';
 
-/** Thrown for WebGPU features outside the compute subset that the service replays. */
+/** Thrown for WebGPU calls the service does not replay yet (external images): names the call. */
 export function unsupported(what: string): never {
-  throw new TypeError(`${what} is not supported by the Salus remote GPU, which serves the WebGPU compute subset (buffers, compute pipelines, bind groups, queries).`);
+  throw new TypeError(`${what} is not supported yet by the Salus remote GPU, which serves WebGPU's compute, textures, samplers and render, not external images or canvases.`);
 }
 
 /**

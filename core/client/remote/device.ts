@@ -18,8 +18,11 @@ import type { DeviceChannel, DeviceEvents } from './channel.js';
 import { DATA_CHUNK_BYTES, type GpuErrorJson } from '../../protocol/commands.js';
 import { bytesOf, dictionary, enumValue, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 import { deviceLostInfo, supportedFeatures, supportedLimits } from './interfaces.js';
+import { bindGroupCommand, layoutEntry } from './bindings.js';
+import { writeTexture } from './texelCopies.js';
+import { RemoteSampler, RemoteTexture } from './texture.js';
+import { RemoteRenderBundleEncoder, RemoteRenderPipeline, recordRenderPipeline, renderPipelineDescriptor } from './render.js';
 
-const BUFFER_BINDING_TYPES = ['uniform', 'storage', 'read-only-storage'] as const;
 const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
 const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
 
@@ -81,7 +84,11 @@ export class RemoteQueue extends RemoteObject {
     return undefined;
   }
 
-  writeTexture(): never { return unsupported('queue.writeTexture'); }
+  writeTexture(destination: GPUTexelCopyTextureInfo, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataLayout: GPUTexelCopyBufferLayout, size: GPUExtent3D): undefined {
+    writeTexture(this.channel, destination, data, dataLayout, size);
+    return undefined;
+  }
+
   copyExternalImageToTexture(): never { return unsupported('queue.copyExternalImageToTexture'); }
 }
 
@@ -143,18 +150,7 @@ export class RemoteDevice extends EventTarget {
 
   createBindGroupLayout(descriptor: GPUBindGroupLayoutDescriptor): RemoteBindGroupLayout {
     const id = this.channel.allocateId();
-    const entries = [...descriptor.entries].map((entry) => {
-      if (entry.texture || entry.sampler || entry.storageTexture || entry.externalTexture) unsupported('texture and sampler bindings');
-      const binding = uint32(entry.binding, 'createBindGroupLayout: binding');
-      const visibility = uint32(entry.visibility, 'createBindGroupLayout: visibility');
-      const layout = entry.buffer;
-      const buffer = layout ? {
-        type: layout.type === undefined ? undefined : enumValue(layout.type, BUFFER_BINDING_TYPES, 'createBindGroupLayout: buffer.type'),
-        hasDynamicOffset: layout.hasDynamicOffset === undefined ? undefined : Boolean(layout.hasDynamicOffset),
-        minBindingSize: optionalSize64(layout.minBindingSize, 'createBindGroupLayout: buffer.minBindingSize'),
-      } : undefined;
-      return { binding, visibility, buffer };
-    });
+    const entries = [...descriptor.entries].map((entry) => layoutEntry(entry, this.#features));
     this.channel.record({ op: 'createBindGroupLayout', id, entries, label: descriptor.label });
     return new RemoteBindGroupLayout(this.channel, id, descriptor.label);
   }
@@ -178,6 +174,11 @@ export class RemoteDevice extends EventTarget {
     const reply = this.channel.expectReply(rid);
     const pipeline = this.#computePipeline(descriptor, constants, rid);
     this.channel.flush();
+    return this.#pipelineSettled(pipeline, reply);
+  }
+
+  /** `pipeline` once the service made it, or the GPUPipelineError it answered (an async pipeline's reply). */
+  async #pipelineSettled<P>(pipeline: P, reply: Promise<{ result: unknown }>): Promise<P> {
     let result: unknown;
     try {
       ({ result } = await reply);
@@ -193,21 +194,9 @@ export class RemoteDevice extends EventTarget {
 
   createBindGroup(descriptor: GPUBindGroupDescriptor): RemoteBindGroup {
     const id = this.channel.allocateId();
-    const buffers: RemoteBuffer[] = [];
-    const entries = [...descriptor.entries].map((entry) => {
-      const resource = entry.resource as GPUBufferBinding | GPUBuffer;
-      const binding = 'buffer' in resource && !(resource instanceof RemoteBuffer) ? resource : { buffer: resource as GPUBuffer };
-      if (!(binding.buffer instanceof RemoteBuffer)) unsupported('texture, sampler and external-texture bind group entries');
-      buffers.push(binding.buffer);
-      return {
-        binding: uint32(entry.binding, 'createBindGroup: binding'),
-        buffer: idOf(binding.buffer, 'GPUBuffer'),
-        offset: optionalSize64(binding.offset, 'createBindGroup: offset'),
-        size: optionalSize64(binding.size, 'createBindGroup: size'),
-      };
-    });
-    this.channel.record({ op: 'createBindGroup', id, layout: idOf(descriptor.layout, 'GPUBindGroupLayout'), entries, label: descriptor.label });
-    return new RemoteBindGroup(this.channel, id, descriptor.label, buffers);
+    const { command, resources } = bindGroupCommand(id, descriptor);
+    this.channel.record(command);
+    return new RemoteBindGroup(this.channel, id, descriptor.label, resources);
   }
 
   createCommandEncoder(descriptorArg?: GPUCommandEncoderDescriptor | null): RemoteCommandEncoder {
@@ -259,11 +248,32 @@ export class RemoteDevice extends EventTarget {
     return undefined;
   }
 
-  createTexture(): never { return unsupported('createTexture'); }
-  createSampler(): never { return unsupported('createSampler'); }
-  createRenderPipeline(): never { return unsupported('createRenderPipeline'); }
-  createRenderPipelineAsync(): never { return unsupported('createRenderPipelineAsync'); }
-  createRenderBundleEncoder(): never { return unsupported('createRenderBundleEncoder'); }
+  createTexture(descriptor: GPUTextureDescriptor): RemoteTexture {
+    return new RemoteTexture(this.channel, descriptor, this.#features);
+  }
+
+  createSampler(descriptor?: GPUSamplerDescriptor | null): RemoteSampler {
+    return new RemoteSampler(this.channel, descriptor);
+  }
+
+  createRenderPipeline(descriptor: GPURenderPipelineDescriptor): RemoteRenderPipeline {
+    return recordRenderPipeline(this.channel, renderPipelineDescriptor(descriptor, pipelineConstants), undefined);
+  }
+
+  async createRenderPipelineAsync(descriptor: GPURenderPipelineDescriptor): Promise<RemoteRenderPipeline> {
+    // Converted before anything is sent: a bad descriptor rejects this promise with a TypeError.
+    const converted = renderPipelineDescriptor(descriptor, pipelineConstants);
+    const rid = this.channel.allocateRid();
+    const reply = this.channel.expectReply(rid);
+    const pipeline = recordRenderPipeline(this.channel, converted, rid);
+    this.channel.flush();
+    return this.#pipelineSettled(pipeline, reply);
+  }
+
+  createRenderBundleEncoder(descriptor: GPURenderBundleEncoderDescriptor): RemoteRenderBundleEncoder {
+    return new RemoteRenderBundleEncoder(this.channel, descriptor);
+  }
+
   importExternalTexture(): never { return unsupported('importExternalTexture'); }
 
   #computePipeline(descriptor: GPUComputePipelineDescriptor, constants: Record<string, number> | undefined, rid: number | undefined): RemoteComputePipeline {

@@ -1,6 +1,9 @@
-/** Command encoders and compute passes: every call becomes a recorded command, nothing is sent until submit or an await. */
-import { RemoteObject, idOf, unsupported } from './base.js';
+/** Command encoders and compute passes (render passes: render.ts): every call becomes a recorded command, nothing is sent until submit or an await. */
+import { RemoteObject, idOf } from './base.js';
 import { RemoteCommandBuffer, type Retained } from './objects.js';
+import { recordTextureCopy } from './texelCopies.js';
+import { dynamicOffsetsOf } from './dynamicOffsets.js';
+import { beginRenderPass, type RemoteRenderPassEncoder } from './render.js';
 import { bytesOf, dictionary, optionalSize64, optionalUint32, size64, uint32 } from './webidl.js';
 
 function debugMarker(target: RemoteObject, kind: 'push' | 'pop' | 'insert', label?: string): void {
@@ -32,17 +35,7 @@ export class RemoteComputePassEncoder extends RemoteObject {
 
   setBindGroup(indexArg: number, bindGroup: GPUBindGroup | null, offsets?: Iterable<number> | Uint32Array, startArg?: number, lengthArg?: number): undefined {
     const index = uint32(indexArg, 'setBindGroup: index');
-    let dynamicOffsets: number[] | undefined;
-    if (offsets instanceof Uint32Array && startArg !== undefined) {
-      const start = size64(startArg, 'setBindGroup: dynamicOffsetsDataStart');
-      const length = uint32(lengthArg, 'setBindGroup: dynamicOffsetsDataLength');
-      if (start + length > offsets.length) {
-        throw new RangeError(`setBindGroup: dynamic offsets [${start}, ${start + length}) are past the data's ${offsets.length} elements`);
-      }
-      dynamicOffsets = [...offsets.subarray(start, start + length)];
-    } else if (offsets) {
-      dynamicOffsets = [...offsets].map((offset) => uint32(offset, 'setBindGroup: dynamic offset'));
-    }
+    const dynamicOffsets = dynamicOffsetsOf(offsets, startArg, lengthArg);
     if (bindGroup) this.#retained.add(bindGroup);
     this.channel.record({
       op: 'setBindGroup', pass: this.id, index,
@@ -95,8 +88,8 @@ export class RemoteCommandEncoder extends RemoteObject {
     return new RemoteComputePassEncoder(this.channel, id, descriptor.label, this.#retained);
   }
 
-  beginRenderPass(): never {
-    return unsupported('beginRenderPass');
+  beginRenderPass(descriptor: GPURenderPassDescriptor): RemoteRenderPassEncoder {
+    return beginRenderPass(this, this.#retained, descriptor);
   }
 
   /** Both overloads: (src, srcOffset, dst, dstOffset, size) and (src, dst, size?). */
@@ -135,9 +128,20 @@ export class RemoteCommandEncoder extends RemoteObject {
     return undefined;
   }
 
-  copyBufferToTexture(): never { return unsupported('copyBufferToTexture'); }
-  copyTextureToBuffer(): never { return unsupported('copyTextureToBuffer'); }
-  copyTextureToTexture(): never { return unsupported('copyTextureToTexture'); }
+  copyBufferToTexture(source: GPUTexelCopyBufferInfo, destination: GPUTexelCopyTextureInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyBufferToTexture', source, destination, size);
+    return undefined;
+  }
+
+  copyTextureToBuffer(source: GPUTexelCopyTextureInfo, destination: GPUTexelCopyBufferInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyTextureToBuffer', source, destination, size);
+    return undefined;
+  }
+
+  copyTextureToTexture(source: GPUTexelCopyTextureInfo, destination: GPUTexelCopyTextureInfo, size: GPUExtent3D): undefined {
+    recordTextureCopy(this, this.#retained, 'copyTextureToTexture', source, destination, size);
+    return undefined;
+  }
 
   pushDebugGroup(label: string): undefined { debugMarker(this, 'push', label); return undefined; }
   popDebugGroup(): undefined { debugMarker(this, 'pop'); return undefined; }

@@ -99,7 +99,8 @@ export class RemoteAdapter {
       throw new DOMException((error as Error).message, 'OperationError');
     }
     const channel = new DeviceChannel(this.#connection, this.#connection.allocateDeviceId());
-    return new RemoteDevice(channel, features, limits, this.info, descriptor.label);
+    // The device's adapterInfo is its own object, with the adapter's values (the CTS's adapter,info:same_object).
+    return new RemoteDevice(channel, features, limits, adapterInfo(this.#connection), descriptor.label);
   }
 }
 

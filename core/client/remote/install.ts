@@ -18,15 +18,16 @@ import {
   RemoteBindGroup, RemoteBindGroupLayout, RemoteCommandBuffer, RemoteComputePipeline, RemotePipelineLayout,
   RemoteQuerySet, RemoteShaderModule,
 } from './objects.js';
+import { RemoteSampler, RemoteTexture, RemoteTextureView } from './texture.js';
+import { RemoteRenderBundle, RemoteRenderBundleEncoder, RemoteRenderPassEncoder, RemoteRenderPipeline } from './render.js';
 
 /**
- * Interfaces outside the compute subset. The remote GPU never makes one, but
+ * Interfaces the remote GPU does not serve yet (external textures, canvases). It never makes one, but
  * libraries test `x instanceof GPUTexture` (TF.js does, on every tensor it
  * reads), which throws when the name is not defined at all.
  */
 const NEVER_CONSTRUCTED = [
-  'GPUTexture', 'GPUTextureView', 'GPUSampler', 'GPUExternalTexture', 'GPURenderPipeline',
-  'GPURenderPassEncoder', 'GPURenderBundle', 'GPURenderBundleEncoder', 'GPUCanvasContext',
+  'GPUExternalTexture', 'GPUCanvasContext',
   // Dawn's own, beside the specification's: a local dawn.node job has them as globals.
   'GPUSubgroupMatrixConfig', 'GPUResourceTable',
 ];
@@ -53,6 +54,9 @@ export function installRemoteWebGpu(connection: ServiceConnection): RemoteGPU {
     GPUPipelineLayout: RemotePipelineLayout, GPUComputePipeline: RemoteComputePipeline, GPUBindGroup: RemoteBindGroup,
     GPUCommandEncoder: RemoteCommandEncoder, GPUComputePassEncoder: RemoteComputePassEncoder,
     GPUCommandBuffer: RemoteCommandBuffer, GPUQuerySet: RemoteQuerySet,
+    GPUTexture: RemoteTexture, GPUTextureView: RemoteTextureView, GPUSampler: RemoteSampler,
+    GPURenderPipeline: RemoteRenderPipeline, GPURenderPassEncoder: RemoteRenderPassEncoder,
+    GPURenderBundle: RemoteRenderBundle, GPURenderBundleEncoder: RemoteRenderBundleEncoder,
     GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError, GPUPipelineError, GPUUncapturedErrorEvent,
     ...DATA_INTERFACES,
   };

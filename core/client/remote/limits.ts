@@ -53,6 +53,9 @@ const IMPLICIT_FEATURES = ['core-features-and-limits'];
 /** `min…` limits are alignments: smaller is better. */
 const lowerIsBetter = (key: string) => key.startsWith('min');
 
+/** Whether `value` is an alignment WebGPU allows: a power of 2 of at most 2^31 (exactly: `Math.log2` rounds 2^53 − 1 to 53). */
+const isAlignment = (value: number) => value >= 1 && value <= 2 ** 31 && 2 ** Math.round(Math.log2(value)) === value;
+
 /**
  * The device's limits for `requiredLimits` (already converted by WebIDL) on an adapter with `adapterLimits`.
  * Throws an OperationError DOMException, as requestDevice rejects, for an
@@ -69,7 +72,7 @@ export function deviceLimits(
     const adapterValue = adapterLimits[key];
     if (lowerIsBetter(key)) {
       if (value < adapterValue) throw new DOMException(`requestDevice: ${key} ${value} is below the adapter's ${adapterValue}`, 'OperationError');
-      if (!Number.isInteger(Math.log2(value))) throw new DOMException(`requestDevice: ${key} ${value} is not a power of 2`, 'OperationError');
+      if (!isAlignment(value)) throw new DOMException(`requestDevice: ${key} ${value} is not a power of 2 of at most 2^31`, 'OperationError');
       limits[key] = Math.min(limits[key], value);
     } else {
       if (value > adapterValue) throw new DOMException(`requestDevice: ${key} ${value} exceeds the adapter's ${adapterValue}`, 'OperationError');

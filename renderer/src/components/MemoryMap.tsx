@@ -100,6 +100,8 @@ export function MemoryMap(): ReactElement {
   }
   const active = segments.find((segment) => segment.key === hovered) ?? null;
   const persistentBytes = memory.jobs.reduce((sum, entry) => sum + entry.persistentBytes, 0);
+  // Of the persistent bytes, the jobs' textures (shown when there are any).
+  const textureBytes = memory.jobs.reduce((sum, entry) => sum + (entry.textureBytes ?? 0), 0);
   const laneBytes = memory.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0);
 
   return (
@@ -108,6 +110,9 @@ export function MemoryMap(): ReactElement {
         <h2 id="memory-title">GPU memory</h2>
         <dl className="memory-summary">
           <div title={formatBytesExact(persistentBytes)}><dt>Persistent</dt><dd>{formatBytes(persistentBytes)}</dd></div>
+          {textureBytes > 0 && (
+            <div title={`${formatBytesExact(textureBytes)} of the persistent memory`}><dt>Textures</dt><dd>{formatBytes(textureBytes)}</dd></div>
+          )}
           <div title={formatBytesExact(laneBytes)}><dt>Lanes</dt><dd>{formatBytes(laneBytes)}</dd></div>
           <div title={formatBytesExact(memory.usedBytes)}><dt>Used</dt><dd>{formatBytes(memory.usedBytes)}</dd></div>
           <div title={formatBytesExact(memory.freeBytes)}><dt>Free</dt><dd>{formatBytes(memory.freeBytes)}</dd></div>

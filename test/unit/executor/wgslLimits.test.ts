@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bufferBindingKinds, computeStageNeeds } from '../../../core/executor/wgslLimits.js';
+import { bufferBindingKinds, computeStageNeeds, interStageVariables, stageResources } from '../../../core/executor/wgslLimits.js';
 
 /** The workgroup storage of `main` in `code`. */
 const storage = (code: string, constants?: Record<string, number>) => computeStageNeeds(code, 'main', constants)?.workgroupStorageBytes;
@@ -49,5 +49,39 @@ describe('bufferBindingKinds', () => {
   it('names each declared buffer binding uniform or storage', () => {
     const kinds = bufferBindingKinds('@group(0) @binding(1) var<uniform> u: vec4f; @binding(2) @group(1) var<storage, read_write> s: array<u32>;');
     expect(Object.fromEntries(kinds!)).toEqual({ '0:1': 'uniform', '1:2': 'storage' });
+  });
+});
+
+describe('stageResources', () => {
+  const module = `
+    @group(0) @binding(0) var t: texture_2d<f32>;
+    @group(0) @binding(1) var s: sampler;
+    @group(0) @binding(2) var o: texture_storage_2d<r32float, write>;
+    @group(0) @binding(3) var<uniform> u: vec4f;
+    @group(0) @binding(4) var d: texture_depth_2d;
+    fn helper() -> vec4f { return textureSampleLevel(t, s, vec2f(0.0), 0.0); }
+    @vertex fn vs() -> @builtin(position) vec4f { return u; }
+    @fragment fn fs() -> @location(0) vec4f { textureStore(o, vec2i(0), helper()); return vec4f(textureLoad(d, vec2i(0), 0)); }`;
+
+  it('counts the bindings each entry point uses, through the functions it calls, by kind', () => {
+    expect(stageResources(module, 'fs', 'fragment')).toEqual({ uniform: 0, storage: 0, sampledTexture: 2, storageTexture: 1, sampler: 1 });
+    expect(stageResources(module, 'vs', 'vertex')).toEqual({ uniform: 1, storage: 0, sampledTexture: 0, storageTexture: 0, sampler: 0 });
+    expect(stageResources(module, 'fs', 'vertex')).toBeNull();
+  });
+});
+
+describe('interStageVariables', () => {
+  const module = `
+    struct VOut { @builtin(position) p: vec4f, @location(0) a: vec4f, @location(1) b: f32, @location(3) c: vec2f }
+    struct FIn { @builtin(front_facing) f: bool, @location(0) a: vec4f, @builtin(position) p: vec4f }
+    @vertex fn vs() -> VOut { var o: VOut; return o; }
+    @vertex fn direct() -> @builtin(position) vec4f { return vec4f(0.0); }
+    @fragment fn fs(i: FIn, @location(1) b: f32, @builtin(sample_index) s: u32) -> @location(0) vec4f { return i.a; }`;
+
+  it('counts a vertex stage\'s location outputs and a fragment stage\'s location inputs and counted builtins', () => {
+    expect(interStageVariables(module, 'vs', 'vertex')).toBe(3);
+    expect(interStageVariables(module, 'direct', 'vertex')).toBe(0);
+    // a, b, front_facing and sample_index; position does not count.
+    expect(interStageVariables(module, 'fs', 'fragment')).toBe(4);
   });
 });

@@ -195,7 +195,7 @@ describe('lane pools', () => {
     expect(staging).toMatchObject({ kind: 'persistent', laneId: null });
     expect(manager.usage('a')).toEqual({ persistentBytes: 3072 + 4096, ephemeralPeakBytes: MiB });
     const map = manager.snapshot();
-    expect(map.jobs).toEqual([{ id: 'a', persistentBytes: 3072 + 4096, reservedPersistentBytes: 3072 + 4096, querySetBytes: 0, lane: 'lane-1' }]);
+    expect(map.jobs).toEqual([{ id: 'a', persistentBytes: 3072 + 4096, reservedPersistentBytes: 3072 + 4096, querySetBytes: 0, textureBytes: 0, lane: 'lane-1' }]);
     expect(map.lanes[0].pooledBytes).toBe(MiB); // the scratch buffer, idle
     checkInvariant();
 
@@ -336,10 +336,10 @@ describe('query sets', () => {
       made += 1;
       return device.createQuerySet({ type: 'occlusion', count });
     };
-    const first = manager.allocateQuerySet('a', 4096 * 8, create(4096));
+    const first = manager.allocateResource('a', 'querySet', 4096 * 8, create(4096));
     if (!first.ok) throw new Error(first.message);
     manager.beginIteration('a');
-    const second = manager.allocateQuerySet('a', 2 * 8, create(2));
+    const second = manager.allocateResource('a', 'querySet', 2 * 8, create(2));
     manager.endIteration('a');
     expect(second.ok).toBe(true);
     expect(manager.snapshot().jobs).toMatchObject([{ id: 'a', persistentBytes: 32768 + 16, querySetBytes: 32768 + 16 }]);
@@ -348,13 +348,45 @@ describe('query sets', () => {
 
     // Past the job's room: an out-of-memory refusal, and nothing is created.
     ok(manager.allocate('a', { size: MiB - 32768 - 16, usage: STORAGE_COPY }));
-    expect(manager.allocateQuerySet('a', 8, create(1))).toMatchObject({ ok: false, errorType: 'out-of-memory' });
+    expect(manager.allocateResource('a', 'querySet', 8, create(1))).toMatchObject({ ok: false, errorType: 'out-of-memory' });
     expect(made).toBe(2);
 
-    manager.freeQuerySet(first.lease);
-    manager.freeQuerySet(first.lease); // idempotent
+    manager.freeResource(first.lease);
+    manager.freeResource(first.lease); // idempotent
     expect(manager.snapshot().jobs).toMatchObject([{ persistentBytes: MiB - 32768, querySetBytes: 16 }]);
-    expect(manager.allocateQuerySet('b', 8, create(1))).toMatchObject({ ok: false, errorType: 'validation' });
+    expect(manager.allocateResource('b', 'querySet', 8, create(1))).toMatchObject({ ok: false, errorType: 'validation' });
+    manager.release('a');
+    expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
+  });
+});
+
+describe('textures', () => {
+  test('count their footprint as persistent memory beside query sets; destroyed at free and at release', () => {
+    makeManager(MiB);
+    manager.admit({ jobId: 'a' }, { maxLanes: 1 });
+    const made: GPUTexture[] = [];
+    const create = () => {
+      const texture = device.createTexture({ size: [64, 64], format: 'rgba8unorm', usage: GPUTextureUsage.COPY_DST });
+      made.push(texture);
+      return texture;
+    };
+    const first = manager.allocateResource('a', 'texture', 64 * 64 * 4, create);
+    if (!first.ok) throw new Error(first.message);
+    expect(first.lease.resource).toBe(made[0]);
+    const queries = manager.allocateResource('a', 'querySet', 16, () => device.createQuerySet({ type: 'occlusion', count: 2 }));
+    expect(queries.ok).toBe(true);
+    expect(manager.snapshot().jobs).toMatchObject([{ persistentBytes: 16384 + 16, textureBytes: 16384, querySetBytes: 16 }]);
+    checkInvariant();
+
+    // Past the job's room: out of memory, and no texture is made.
+    expect(manager.allocateResource('a', 'texture', MiB, create)).toMatchObject({ ok: false, errorType: 'out-of-memory' });
+    expect(made).toHaveLength(1);
+    // A creation that throws is the job's validation error, and counts nothing.
+    expect(manager.allocateResource('a', 'texture', 4, () => { throw new TypeError('bad descriptor'); })).toMatchObject({ ok: false, errorType: 'validation' });
+
+    manager.freeResource(first.lease);
+    manager.freeResource(first.lease); // idempotent
+    expect(manager.snapshot().jobs).toMatchObject([{ persistentBytes: 16, textureBytes: 0 }]);
     manager.release('a');
     expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
   });

@@ -51,6 +51,12 @@ function jsonSample(spec: FieldSpec & { kind: 'json' | 'json?' }): fc.Arbitrary<
     [], ['timestamp-query'], { maxBufferSize: 1024 }, {}, { a: 1.5 },
     [{ binding: 0, visibility: 4, buffer: { type: 'storage', hasDynamicOffset: true } }],
     [{ binding: 1, visibility: 4, sampler: {} }],
+    // Textures' descriptors (core/protocol/textureSchemas.ts).
+    [4, 4, 1],
+    { size: [4, 4, 1], mipLevelCount: 1, sampleCount: 1, dimension: '2d', format: 'rgba8unorm', usage: 6, viewFormats: [] },
+    { texture: 3, mipLevel: 0, origin: [0, 0, 0], aspect: 'all' },
+    { offset: 0, bytesPerRow: 256 }, { buffer: 2, offset: 8, bytesPerRow: 256, rowsPerImage: 4 },
+    [{ binding: 0, textureView: 5 }, { binding: 1, sampler: 6 }, { binding: 2, buffer: 7, size: 16 }],
   ];
   const valid = samples.filter((value) => spec.schema.safeParse(value).success);
   return spec.kind === 'json' ? fc.constantFrom(...valid) : opt(fc.constantFrom(...valid));

@@ -34,6 +34,16 @@ describe('MemoryMap', () => {
     expect(widths[0]).toBeCloseTo((memory.jobs[0].persistentBytes / memory.capacityBytes) * 100, 6);
   });
 
+  it('says how much of the persistent memory is textures, when jobs hold any', () => {
+    const snapshot = demoSnapshot(1);
+    renderPanel(createElement(MemoryMap), { snapshot });
+    expect(screen.queryByText('Textures')).toBeNull();
+    cleanup();
+    const withTextures = { ...snapshot, memory: { ...snapshot.memory, jobs: snapshot.memory.jobs.map((job, i) => ({ ...job, textureBytes: i === 0 ? 3 * 1024 * 1024 : 0 })) } };
+    renderPanel(createElement(MemoryMap), { snapshot: withTextures });
+    expect(screen.getByText('Textures').nextElementSibling).toHaveTextContent('3.00 MiB');
+  });
+
   it('names each segment with its exact bytes, and shows them on hover', async () => {
     const user = userEvent.setup();
     renderPanel(createElement(MemoryMap));
