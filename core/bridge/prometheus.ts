@@ -120,7 +120,7 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
     labelNames: ['lane'], registers: [registry],
   });
   const lastJobOfLane = new Map<string, string>();
-  const stopListening = service.scheduler.onDidChange((change) => {
+  const stopListening = service.onDidSchedule(({ change }) => {
     if (change.type === 'finish') histogram.observe(change.jobId, change.gpuMs / 1000);
     if (change.type === 'grant') {
       const previous = lastJobOfLane.get(change.laneId);

@@ -59,7 +59,7 @@ const USAGE = `usage: salus <command> [options]
                           (%n: the node's name) where this machine reaches it
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
-  simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]...
+  simulate TRACE [--policy NAME]... [--memory SIZE] [--gpus N] [--set KEY=VALUE]...
         [--max-speedup X] [--json]
                           replay a trace of jobs (CSV or JSON) in virtual time under
                           each policy (all five by default); see docs/simulator.md

@@ -109,7 +109,7 @@ export function useService(): ServiceHarness {
       await peer.closed;
     }
     service?.dispose();
-    if (service) expect(service.memory.snapshot().usedBytes, 'bytes left in the ledger').toBe(0);
+    if (service) expect(service.memoryMap().usedBytes, 'bytes left in the ledger').toBe(0);
     service = undefined;
     log.length = 0;
   });

@@ -1,0 +1,95 @@
+/**
+ * One GPU of the service: its shared device, its own memory manager (ledger,
+ * lanes, capacity), its own scheduler (so an iteration on one GPU never waits
+ * for another's) and the residency of its jobs' buffers. The service holds one
+ * per GPU it opened; admission places each job on one of them
+ * (core/memory/placement.ts), where all of its devices live.
+ */
+import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
+import { deviceAllocator } from '../memory/allocator.js';
+import { committedLoad, type PlacementTarget } from '../memory/placement.js';
+import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { Residency } from '../executor/residency.js';
+import type { OpenedGpu } from '../executor/gpu.js';
+import type { GpuMemoryMap, MemoryMap, PolicyName, PolicyParamValue } from '../protocol/state.js';
+
+/** A GPU the service shares, as `salus serve` opened and sized it. */
+export interface GpuSetup {
+  /** `gpu0`, `gpu1`, … (by default its place in the list). */
+  id?: string;
+  gpu: OpenedGpu;
+  capacityBytes: number;
+  capacitySource: string;
+}
+
+/** What every GPU of the service shares: the policy it starts under and the log. */
+export interface ServiceGpuOptions {
+  policy: PolicyName;
+  params?: Record<string, PolicyParamValue>;
+  log: (line: string) => void;
+  /** Whether lane ids carry the GPU's id (`gpu1/lane-1`): so when the service has several GPUs. */
+  qualifyLanes: boolean;
+}
+
+/** The id of the GPU at `index` of the service's list. */
+export const gpuIdAt = (index: number): string => `gpu${index}`;
+
+export class ServiceGpu implements PlacementTarget {
+  readonly id: string;
+  readonly opened: OpenedGpu;
+  readonly memory: MemoryManager;
+  readonly scheduler: Scheduler;
+  readonly residency: Residency;
+
+  constructor(setup: GpuSetup, index: number, options: ServiceGpuOptions) {
+    this.id = setup.id ?? gpuIdAt(index);
+    this.opened = setup.gpu;
+    this.memory = createMemoryManager({
+      capacityBytes: setup.capacityBytes,
+      capacitySource: setup.capacitySource,
+      allocator: deviceAllocator(setup.gpu.device),
+      laneIdPrefix: options.qualifyLanes ? `${this.id}/` : '',
+    });
+    this.residency = new Residency(this.memory, options.log);
+    this.scheduler = createScheduler({ policy: options.policy, params: options.params });
+  }
+
+  /** The adapter's name, as the panel and `salus memory` show it. */
+  get name(): string {
+    const info = this.opened.info;
+    return info.description || info.device;
+  }
+
+  maxLanes(): number {
+    return this.scheduler.maxLanes();
+  }
+
+  load(): number {
+    return committedLoad(this.memory);
+  }
+
+  /** The GPU's row of the memory map, with the scheduler's word on who runs in each lane. */
+  memoryMap(): GpuMemoryMap {
+    const map = this.memory.snapshot();
+    for (const lane of map.lanes) lane.running = this.scheduler.runningIn(lane.id);
+    return { id: this.id, name: this.name, ...map };
+  }
+}
+
+/** The sums of several GPUs' memory maps (jobs and lanes: all of them, in GPU order); one GPU's is its own. */
+export function sumMemoryMaps(gpus: readonly GpuMemoryMap[]): Omit<MemoryMap, 'gpus'> {
+  if (gpus.length === 1) {
+    const { id: _id, name: _name, ...only } = gpus[0];
+    return only;
+  }
+  const sum = (read: (map: GpuMemoryMap) => number) => gpus.reduce((total, map) => total + read(map), 0);
+  return {
+    capacityBytes: sum((map) => map.capacityBytes),
+    usedBytes: sum((map) => map.usedBytes),
+    freeBytes: sum((map) => map.freeBytes),
+    capacitySource: [...new Set(gpus.map((map) => map.capacitySource))].join(', '),
+    committedBytes: sum((map) => map.committedBytes ?? map.usedBytes),
+    jobs: gpus.flatMap((map) => map.jobs),
+    lanes: gpus.flatMap((map) => map.lanes),
+  };
+}
