@@ -11,6 +11,7 @@ import { committedLoad, type PlacementTarget } from '../memory/placement.js';
 import { createScheduler, type Scheduler } from '../scheduler/index.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
+import { gpuIdAt } from '../platform/gpuId.js';
 import type { GpuMemoryMap, MemoryMap, PolicyName, PolicyParamValue } from '../protocol/state.js';
 
 /** A GPU the service shares, as `salus serve` opened and sized it. */
@@ -30,9 +31,6 @@ export interface ServiceGpuOptions {
   /** Whether lane ids carry the GPU's id (`gpu1/lane-1`): so when the service has several GPUs. */
   qualifyLanes: boolean;
 }
-
-/** The id of the GPU at `index` of the service's list. */
-export const gpuIdAt = (index: number): string => `gpu${index}`;
 
 export class ServiceGpu implements PlacementTarget {
   readonly id: string;
@@ -56,8 +54,7 @@ export class ServiceGpu implements PlacementTarget {
 
   /** The adapter's name, as the panel and `salus memory` show it. */
   get name(): string {
-    const info = this.opened.info;
-    return info.description || info.device;
+    return this.opened.name;
   }
 
   maxLanes(): number {
