@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
+import { parsePrometheusText } from '../helpers/prometheusText.js';
+import { until } from '../helpers/rawSocket.js';
 import { makeTwinSwiftShader, type TwinGpus } from '../helpers/twinGpu.js';
 import type { JobInfo, MemoryMap } from '../../core/protocol/state.js';
 
@@ -29,7 +31,7 @@ const byName = (jobs: JobInfo[], name: string) => jobs.find((job) => job.name ==
 describe.skipIf(skip !== null)('one service on two GPUs', () => {
   beforeAll(async () => {
     gpus = twin as TwinGpus;
-    service = await startService(['--gpus', 'all', '--memory', '64MiB'], gpus.env);
+    service = await startService(['--gpus', 'all', '--memory', '64MiB', '--http', '127.0.0.1:0'], gpus.env);
   }, 60_000);
   afterAll(async () => {
     await service?.stop();
@@ -57,6 +59,14 @@ describe.skipIf(skip !== null)('one service on two GPUs', () => {
     expect(together.map((job) => job.gpu).sort()).toEqual(['gpu0', 'gpu1']);
     const memory = await service.json<MemoryMap>(['memory']);
     for (const gpu of memory.gpus!) expect(gpu.usedBytes).toBeGreaterThanOrEqual(40 * MiB);
+    // /metrics: each GPU's memory under its gpu label, and each job under the GPU it runs on.
+    const url = new URL((await until(() => /salus: panel at (\S+)/.exec(service.log()), 'the panel URL'))[1]);
+    const families = parsePrometheusText(await (await fetch(new URL(`/metrics?token=${url.searchParams.get('token')}`, url))).text());
+    const used = families.get('salus_gpu_memory_used_bytes')!.samples;
+    expect(used.map((sample) => sample.labels.gpu).sort()).toEqual(['0', '1']);
+    for (const sample of used) expect(sample.value).toBe(memory.gpus![Number(sample.labels.gpu)].usedBytes);
+    const persistent = families.get('salus_job_memory_persistent_bytes')!.samples;
+    for (const job of together) expect(persistent.find((sample) => sample.labels.job === job.id)?.labels.gpu).toBe(job.gpu!.slice(3));
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
