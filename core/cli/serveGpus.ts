@@ -84,6 +84,10 @@ export async function openServiceGpus(options: ServeGpuOptions): Promise<GpuSetu
     if (chosen !== null && chosen.length === 0) throw new Error(`--gpus ${options.gpus}: no adapter matches; the adapters are ${describeListed(listed)}`);
     opened = chosen === null ? [await openGpu(options)] : [];
     for (const entry of chosen ?? []) opened.push(await openGpu({ ...options, backend: entry.backend, adapter: entry.name }));
+    for (const entry of chosen ?? []) {
+      const twins = listed.filter((other) => other.name === entry.name && other.backend === entry.backend).length;
+      if (twins > 1) options.log?.(`salus: ${twins} adapters are named '${entry.name}'; dawn.node opens only the first of them by name, so ${twins - 1} of them stay unused`);
+    }
     const left = listed.filter((entry) => !chosen?.some((c) => c.name === entry.name));
     if (chosen !== null && left.length > 0) options.log?.(`salus: left out ${left.map((entry) => `${entry.name} (${entry.backend})`).join(', ')}; --gpus chooses`);
   }
