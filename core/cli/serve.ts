@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
-import { openServiceGpus, type GpuMemoryFlag } from './serveGpus.js';
+import { openServiceGpus } from './serveGpus.js';
+import type { GpuMemoryFlag } from '../platform/gpuId.js';
 import { SalusService, SERVICE_VERSION } from '../service/service.js';
 import type { ControlTarget } from '../service/control.js';
 import { openJobHistory, resolveDataDir } from '../history/index.js';

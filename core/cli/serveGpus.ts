@@ -6,30 +6,10 @@
  */
 import { listAdapters, openGpu, type GpuOptions, type ListedAdapter, type OpenedGpu } from '../executor/gpu.js';
 import { detectCapacity } from '../memory/capacity.js';
-import { parseSize } from '../platform/size.js';
-import { gpuIdAt, normalizeGpuId } from '../platform/gpuId.js';
+import { gpuIdAt, type GpuMemoryFlag } from '../platform/gpuId.js';
 import type { GpuSetup } from '../service/serviceGpu.js';
 
-/** `--memory` read: a size for every GPU, and sizes of single GPUs by id (which win). */
-export interface GpuMemoryFlag {
-  eachBytes?: number;
-  byGpu: Record<string, number>;
-}
 
-/** Reads `--memory`: `SIZE` (every GPU), `ID=SIZE,…` (each its own), or both (`4GiB,gpu1=2GiB`). Throws naming what is wrong. */
-export function parseGpuMemory(text: string): GpuMemoryFlag {
-  const flag: GpuMemoryFlag = { byGpu: {} };
-  for (const item of text.split(',').map((part) => part.trim()).filter(Boolean)) {
-    const split = item.indexOf('=');
-    if (split < 0) {
-      flag.eachBytes = parseSize(item);
-      continue;
-    }
-    flag.byGpu[normalizeGpuId(item.slice(0, split))] = parseSize(item.slice(split + 1));
-  }
-  if (flag.eachBytes === undefined && Object.keys(flag.byGpu).length === 0) throw new Error(`invalid size "${text}"`);
-  return flag;
-}
 
 const NATIVE_BACKENDS = new Set(['vulkan', 'metal', 'd3d12']);
 

@@ -4,7 +4,7 @@
  * else the built-in default. A problem with the file is a warning in the log;
  * the service starts anyway.
  */
-import { parseGpuMemory } from './serveGpus.js';
+import { parseGpuMemory } from '../platform/gpuId.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../platform/logger.js';
 import { SettingsStore } from '../platform/settingsFile.js';
 import type { ServeOptions } from './serve.js';

@@ -1,5 +1,5 @@
 /**
- * One service, two GPUs (issue 22): two software GPUs made by test/helpers/twinGpu.ts, 64 MiB each. Two
+ * One service, two GPUs (issue 22): two software GPUs made by bench/twinGpu.ts, 64 MiB each. Two
  * 40 MiB jobs run side by side, one on each, with a local run's results; the memory map lists both; a pinned
  * job stays on its GPU (and waits there though the other has room); killing a job returns its bytes on its
  * GPU; a job too big for every GPU is refused naming the largest.
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
 import { parsePrometheusText } from '../helpers/prometheusText.js';
 import { until } from '../helpers/rawSocket.js';
-import { makeTwinSwiftShader, type TwinGpus } from '../helpers/twinGpu.js';
+import { makeTwinSwiftShader, type TwinGpus } from '../../bench/twinGpu.js';
 import type { JobInfo, MemoryMap } from '../../core/protocol/state.js';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { ROOT, startService, type JobProcess } from '../../helpers/service.js';
-import { makeTwinSwiftShader } from '../../helpers/twinGpu.js';
+import { makeTwinSwiftShader } from '../../../bench/twinGpu.js';
 import { until } from '../../helpers/rawSocket.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -1,8 +1,8 @@
 // Which GPUs `salus serve` opens and how big each is: dawn.node's adapter list, --gpus and --memory.
 import { describe, expect, it } from 'vitest';
-import { chooseAdapters, parseGpuMemory } from '../../../core/cli/serveGpus.js';
+import { chooseAdapters } from '../../../core/cli/serveGpus.js';
 import { parseAdapterList, type ListedAdapter } from '../../../core/executor/gpu.js';
-import { normalizeGpuId } from '../../../core/platform/gpuId.js';
+import { normalizeGpuId, parseGpuMemory } from '../../../core/platform/gpuId.js';
 
 const MiB = 1024 ** 2;
 const adapter = (name: string, backend = 'vulkan'): ListedAdapter => ({ name, backend, isSoftware: /swiftshader|llvmpipe/i.test(name) });

@@ -1,5 +1,5 @@
 /**
- * A second software GPU for tests on machines without GPUs: a copy of Debian chromium's SwiftShader Vulkan
+ * A second software GPU for tests and benchmarks on machines without GPUs: a copy of Debian chromium's SwiftShader Vulkan
  * driver whose device name (`SwiftShader Device`, NUL-terminated) is replaced by another of the same length,
  * and a Vulkan ICD file for it. With `VK_ICD_FILENAMES` listing both ICD files, Dawn offers two adapters with
  * different names (`SwiftShader Device (Subzero)` and `SwiftShader Twin 2 (Subzero)`), so `salus serve --gpus
@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SWIFTSHADER_ICD_PATHS } from '../../core/executor/gpu.js';
+import { SWIFTSHADER_ICD_PATHS } from '../core/executor/gpu.js';
 
 const DEVICE_NAME = Buffer.from('SwiftShader Device\0', 'latin1');
 const TWIN_NAME = Buffer.from('SwiftShader Twin 2\0', 'latin1');
