@@ -12,7 +12,7 @@ import type { AdmissionResult, JobMemoryRequest, MemoryManager } from './types.j
 export interface PlacementTarget {
   /** The GPU's id (`gpu0`, `gpu1`, …). */
   readonly id: string;
-  readonly memory: Pick<MemoryManager, 'admit' | 'capacityBytes'>;
+  readonly memory: Pick<MemoryManager, 'admit' | 'capacityBytes'> & Partial<Pick<MemoryManager, 'snapshot'>>;
   /** Lanes the policy allows on it now. */
   maxLanes(): number;
   /** Its committed work now; among the GPUs where a job fits, the lowest goes first (ties: the earlier GPU). */
@@ -32,6 +32,11 @@ export function committedLoad(memory: Pick<MemoryManager, 'snapshot'>): number {
 /** A job's memory request, and the GPU it is pinned to (`salus run --gpu ID`), if any. */
 export interface PlacementRequest extends JobMemoryRequest {
   gpu?: string | null;
+  /**
+   * Persistent bytes an earlier run measured, for a job that declares none: not reserved (it is counted as
+   * it is allocated, and may page), but GPUs with that much free come first.
+   */
+  expectedPersistentBytes?: number;
 }
 
 /** Admission's answer with the GPU it chose. */
@@ -42,19 +47,22 @@ export type PlacementResult =
 
 /**
  * Places `request` on one of `targets` (in their given order, which breaks ties). With one target the
- * answer is that GPU's own, word for word. With several: admitted on the least loaded GPU where it fits;
+ * answer is that GPU's own, word for word. With several: admitted on the least loaded GPU where it fits
+ * (those with room for its measured state first);
  * else it waits (the reason of the GPU it would fit best on); refused only when every GPU refuses it, naming
  * the largest. A pin to an unknown GPU is refused naming the GPUs there are.
  */
 export function placeJob(request: PlacementRequest, targets: readonly PlacementTarget[]): PlacementResult {
-  const { gpu, ...memoryRequest } = request;
+  const { gpu, expectedPersistentBytes, ...memoryRequest } = request;
   let candidates = targets;
   if (gpu !== undefined && gpu !== null) {
     candidates = targets.filter((target) => target.id === gpu);
     if (candidates.length === 0) return { kind: 'refused', reason: `no GPU '${gpu}' here; the GPUs are ${targets.map((t) => t.id).join(', ')}` };
   }
-  const ordered = candidates.map((target, index) => ({ target, index, load: target.load() }))
-    .sort((a, b) => a.load - b.load || a.index - b.index);
+  // Where a measured job's state would not fit beside what is there, it goes last (it may still fit by paging).
+  const roomy = (target: PlacementTarget) => !expectedPersistentBytes || (target.memory.snapshot?.().freeBytes ?? Infinity) >= expectedPersistentBytes;
+  const ordered = candidates.map((target, index) => ({ target, index, load: target.load(), roomy: roomy(target) }))
+    .sort((a, b) => Number(b.roomy) - Number(a.roomy) || a.load - b.load || a.index - b.index);
   const answers: Array<{ target: PlacementTarget; result: Exclude<AdmissionResult, { kind: 'admitted' }> }> = [];
   for (const { target } of ordered) {
     const result = target.memory.admit(memoryRequest, { maxLanes: target.maxLanes() });

@@ -72,7 +72,9 @@ export class AdmissionQueue {
   /** Tries every waiting job in arrival order; returns those that left the queue. */
   admitWaiting(): AdmissionOutcome[] {
     const targets = this.deps.targets();
-    const place = (job: JobRecord) => placeJob({ jobId: job.id, ...this.admissionHints(job), gpu: job.hints.gpu }, targets);
+    const place = (job: JobRecord) => placeJob({
+      jobId: job.id, ...this.admissionHints(job), gpu: job.hints.gpu, expectedPersistentBytes: this.measured.get(job.id)?.persistentBytes,
+    }, targets);
     const steps = admitInArrivalOrder(this.waiting, place, (job, reason) => {
       if (this.reasons.get(job.id) !== reason) this.deps.log(`salus: ${job.id} waits: ${reason}`);
       this.reasons.set(job.id, reason);

@@ -35,6 +35,16 @@ describe('placeJob', () => {
     expect(placeJob({ jobId: 'd', persistentBytes: 1 * MiB }, gpus)).toMatchObject({ gpuId: 'gpu1' });
   });
 
+  it('puts a job whose state an earlier run measured where that much is free, though another GPU has fewer jobs', () => {
+    const gpus = [gpu('gpu0', 64 * MiB), gpu('gpu1', 64 * MiB)];
+    placeJob({ jobId: 'big', persistentBytes: 40 * MiB }, [gpus[0]]);
+    placeJob({ jobId: 's1', persistentBytes: 1 * MiB }, [gpus[1]]);
+    placeJob({ jobId: 's2', persistentBytes: 1 * MiB }, [gpus[1]]);
+    // By load alone gpu0 (one job) comes first, with 24 MiB free.
+    expect(placeJob({ jobId: 'x', ephemeralBytes: MiB }, gpus)).toMatchObject({ gpuId: 'gpu0' });
+    expect(placeJob({ jobId: 'y', ephemeralBytes: MiB, expectedPersistentBytes: 40 * MiB }, gpus)).toMatchObject({ gpuId: 'gpu1' });
+  });
+
   it('keeps a pinned job to its GPU: it waits there though another has room', () => {
     const gpus = [gpu('gpu0', 64 * MiB), gpu('gpu1', 64 * MiB)];
     expect(placeJob({ jobId: 'a', persistentBytes: 40 * MiB, gpu: 'gpu1' }, gpus)).toMatchObject({ kind: 'admitted', gpuId: 'gpu1' });
