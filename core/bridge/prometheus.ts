@@ -6,8 +6,7 @@
  * `nvitop_gpu_memory_used`/`_free`/`_total`): GPU series carry `gpu` (the GPU's
  * position, `0`, `1`, …, as DCGM numbers them), per-job series `job`, `name`,
  * `lane` (`none` while queued or ended), `state` and `gpu` (`none` while
- * queued), per-lane series `lane` and `gpu`. `salus_gpu_busy_ratio` is the
- * service's: with several GPUs its `gpu` is `all`. Values are read from the service when
+ * queued), per-lane series `lane` and `gpu`. Values are read from the service when
  * scraped; iteration times and lane switches are counted as they happen.
  *
  * Prometheus puts its own `job` label (the scrape job) on every series, so
@@ -75,11 +74,8 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
   gpu('salus_gpu_memory_total_bytes', 'GPU memory the service may use on the GPU (its capacity).', (map) => map.capacityBytes);
   gpu('salus_gpu_memory_used_bytes', 'GPU memory counted against capacity: persistent memory of its jobs plus its lanes.', (map) => map.usedBytes);
   gpu('salus_gpu_memory_free_bytes', 'GPU memory left for new jobs and lanes on the GPU.', (map) => map.freeBytes);
-  new Gauge({
-    name: 'salus_gpu_busy_ratio', help: 'Share of the last second during which some lane (of any GPU) ran an iteration, 0..1.',
-    labelNames: ['gpu'], registers: [registry],
-    collect() { this.set({ gpu: gpuMaps().length > 1 ? 'all' : '0' }, snapshot.busyShare); },
-  });
+  gpu('salus_gpu_busy_ratio', 'Share of the last second during which some lane of the GPU ran an iteration, 0..1.',
+    (map) => snapshot.busyShareByGpu?.[map.id] ?? snapshot.busyShare);
 
   new Gauge({
     name: 'salus_jobs', help: 'Jobs the service knows, by state (ended jobs are kept for a while).', labelNames: ['state'], registers: [registry],

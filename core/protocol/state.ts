@@ -206,5 +206,7 @@ export interface ServiceSnapshot {
   policy: PolicyInfo;
   /** Share of the last metrics window during which some lane ran an iteration, 0..1. */
   busyShare: number;
+  /** The same for each GPU, by id (`gpu0`: …). Always set by the service. */
+  busyShareByGpu?: Record<string, number>;
   at: number;
 }

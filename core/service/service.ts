@@ -321,6 +321,7 @@ export class SalusService {
       memory: this.memoryMap(),
       policy: this.policyInfo(),
       busyShare: this.publisher.busy.lastShare,
+      busyShareByGpu: Object.fromEntries(this.gpus.map((gpu) => [gpu.id, this.publisher.gpuBusy(gpu.id).lastShare])),
       at: Date.now(),
     };
   }
@@ -390,9 +391,13 @@ export class SalusService {
   private onSchedulerChange(gpu: ServiceGpu, change: SchedulerChange): void {
     if (change.type === 'grant') {
       this.publisher.busy.start(change.laneId);
+      this.publisher.gpuBusy(gpu.id).start(change.laneId);
       this.handOverLane(gpu, change.laneId, change.jobId);
     }
-    if (change.type === 'finish' || change.type === 'abort') this.publisher.busy.stop(change.laneId);
+    if (change.type === 'finish' || change.type === 'abort') {
+      this.publisher.busy.stop(change.laneId);
+      this.publisher.gpuBusy(gpu.id).stop(change.laneId);
+    }
     // A policy change reaches every GPU; the first one's says it (and admits) once.
     if (change.type === 'policy' && gpu === this.gpus[0]) {
       this.markDirty('policy');

@@ -10,7 +10,7 @@ import { lastJson, ROOT, startService, type TestService } from '../helpers/servi
 import { parsePrometheusText } from '../helpers/prometheusText.js';
 import { until } from '../helpers/rawSocket.js';
 import { makeTwinSwiftShader, type TwinGpus } from '../../bench/twinGpu.js';
-import type { JobInfo, MemoryMap } from '../../core/protocol/state.js';
+import type { JobInfo, MemoryMap, ServiceSnapshot } from '../../core/protocol/state.js';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
 const MiB = 1024 * 1024;
@@ -50,27 +50,34 @@ describe.skipIf(skip !== null)('one service on two GPUs', () => {
   });
 
   it('runs two 40 MiB jobs side by side, one on each GPU, with the results of a local run', async () => {
-    const a = service.startJob(bigJob('a', 30));
-    const b = service.startJob(bigJob('b', 30));
-    const together = await service.waitForJobs((jobs) => {
-      const [ja, jb] = [byName(jobs, 'a'), byName(jobs, 'b')];
-      return ja?.state === 'running' && jb?.state === 'running' && ja.iterations.done > 0 && jb.iterations.done > 0 && [ja, jb];
-    }, 60_000);
+    const a = service.startJob(bigJob('a', 60));
+    const b = service.startJob(bigJob('b', 60));
+    // One snapshot that shows both iterating at once, each holding its 40 MiB on its own GPU.
+    const control = await service.control();
+    let snapshot: ServiceSnapshot | null = null;
+    for (const deadline = Date.now() + 60_000; !snapshot && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const seen = await control.call<ServiceSnapshot>('snapshot');
+      const [ja, jb] = [byName(seen.jobs, 'a'), byName(seen.jobs, 'b')];
+      if (ja?.state === 'running' && jb?.state === 'running' && ja.iterations.done > 0 && jb.iterations.done > 0) snapshot = seen;
+    }
+    expect(snapshot, 'a and b never ran at once').not.toBeNull();
+    const together = [byName(snapshot!.jobs, 'a')!, byName(snapshot!.jobs, 'b')!];
     expect(together.map((job) => job.gpu).sort()).toEqual(['gpu0', 'gpu1']);
-    const memory = await service.json<MemoryMap>(['memory']);
-    for (const gpu of memory.gpus!) expect(gpu.usedBytes).toBeGreaterThanOrEqual(40 * MiB);
+    for (const gpu of snapshot!.memory.gpus!) expect(gpu.usedBytes).toBeGreaterThanOrEqual(40 * MiB);
     // /metrics: each GPU's memory under its gpu label, and each job under the GPU it runs on.
     const url = new URL((await until(() => /salus: panel at (\S+)/.exec(service.log()), 'the panel URL'))[1]);
     const families = parsePrometheusText(await (await fetch(new URL(`/metrics?token=${url.searchParams.get('token')}`, url))).text());
     const used = families.get('salus_gpu_memory_used_bytes')!.samples;
     expect(used.map((sample) => sample.labels.gpu).sort()).toEqual(['0', '1']);
-    for (const sample of used) expect(sample.value).toBe(memory.gpus![Number(sample.labels.gpu)].usedBytes);
+    // Read while both still run (60 steps of at least 20 ms each).
+    for (const sample of used) expect(sample.value).toBeGreaterThanOrEqual(40 * MiB);
+    expect(families.get('salus_gpu_busy_ratio')!.samples.map((sample) => sample.labels.gpu).sort()).toEqual(['0', '1']);
     const persistent = families.get('salus_job_memory_persistent_bytes')!.samples;
     for (const job of together) expect(persistent.find((sample) => sample.labels.job === job.id)?.labels.gpu).toBe(job.gpu!.slice(3));
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
-    const local = await service.cli(['run', '--local', STEPS, '--', '--iterations', '30', '--persistent', String(40 * MiB), '--work', '16']);
+    const local = await service.cli(['run', '--local', STEPS, '--', '--iterations', '60', '--persistent', String(40 * MiB), '--work', '16']);
     expect(local.code, local.stderr).toBe(0);
     expect(lastJson(ra.stdout).checksum).toBe(lastJson(local.stdout).checksum);
     expect(lastJson(rb.stdout).checksum).toBe(lastJson(local.stdout).checksum);

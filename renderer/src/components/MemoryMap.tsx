@@ -146,6 +146,7 @@ function MemoryBar({ memory, jobsById, label }: { memory: OneMap; jobsById: Reco
 export function MemoryMap(): ReactElement {
   const memory = usePanel((state) => state.memory);
   const jobsById = usePanel((state) => state.jobsById);
+  const busyByGpu = usePanel((state) => state.busyShareByGpu);
 
   if (!memory) {
     return (
@@ -183,6 +184,7 @@ export function MemoryMap(): ReactElement {
                 <span className="gpu-name" title={gpu.name}>{gpu.name}</span>
                 <span className="gpu-use muted" title={`${formatBytesExact(gpu.usedBytes)} of ${formatBytesExact(gpu.capacityBytes)}`}>
                   {formatBytes(gpu.usedBytes)} of {formatBytes(gpu.capacityBytes)} · {gpu.jobs.length} job{gpu.jobs.length === 1 ? '' : 's'}
+                  {busyByGpu[gpu.id] === undefined ? null : ` · busy ${formatPercent(busyByGpu[gpu.id])}`}
                 </span>
               </div>
               <MemoryBar memory={gpu} jobsById={jobsById} label={`Memory map of ${gpu.id}`} />

@@ -31,7 +31,7 @@ function twoGpus(): ServiceSnapshot {
     part('gpu1', 'NVIDIA H100', memory.lanes.filter((lane) => onGpu1(lane.id)), memory.jobs.filter((job) => gpu1Jobs.includes(job.id))),
   ];
   const jobs = snapshot.jobs.map((job) => ({ ...job, gpu: job.lane === null ? null : onGpu1(job.lane) ? 'gpu1' : 'gpu0' }));
-  return { ...snapshot, jobs, memory: { ...memory, capacityBytes: 2 * memory.capacityBytes, gpus } };
+  return { ...snapshot, jobs, memory: { ...memory, capacityBytes: 2 * memory.capacityBytes, gpus }, busyShareByGpu: { gpu0: 0.25, gpu1: 1 } };
 }
 
 describe('the panel with two GPUs', () => {
@@ -41,6 +41,7 @@ describe('the panel with two GPUs', () => {
     const rows = within(screen.getByRole('list', { name: 'GPUs' })).getAllByRole('listitem').filter((item) => item.classList.contains('gpu-row'));
     expect(rows.map((row) => row.dataset.gpu)).toEqual(['gpu0', 'gpu1']);
     expect(rows[1]).toHaveTextContent('NVIDIA H100');
+    expect(rows.map((row) => /busy (\d+(?:\.\d+)?%)/.exec(row.querySelector('.gpu-use')?.textContent ?? '')?.[1])).toEqual(['25%', '100%']);
     for (const gpu of snapshot.memory.gpus!) {
       const bar = screen.getByRole('list', { name: new RegExp(`^Memory map of ${gpu.id}:`) });
       expect(Number(bar.dataset.capacityBytes)).toBe(gpu.capacityBytes);
