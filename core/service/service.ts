@@ -1,20 +1,20 @@
 /**
  * The Salus service, as composition: its GPUs (serviceGpu.ts: each a shared
- * device with its own memory manager and scheduler), the job table (jobTable.ts, the only writer of job state), the
- * admission queue (admissionQueue.ts) and the publisher of events
- * (publisher.ts). Transports (core/server's socket, core/bridge's WebSocket)
- * hand it job messages; control calls reach it through control.ts. It admits
- * jobs (they wait `queued` until their memory fits on some GPU; all of a job's
- * devices live on the GPU it was placed on), gives each admitted job a session that replays its GPU work one granted iteration at a time, and
- * publishes its state. Nothing a job sends can take it down: every failure
- * stays with that job.
+ * device with its own memory manager and scheduler), the job table
+ * (jobTable.ts, the only writer of job state), the admission queue
+ * (admissionQueue.ts) and the publisher of events (publisher.ts). Transports
+ * (core/server's socket, core/bridge's WebSocket) hand it job messages; control
+ * calls reach it through control.ts. It admits jobs (they wait `queued` until
+ * their memory fits on some GPU; all of a job's devices live on the GPU it was
+ * placed on), gives each admitted job a session that replays its GPU work one
+ * granted iteration at a time, and publishes its state. Nothing a job sends
+ * can take it down: every failure stays with that job.
  *
  * Past 450 lines on purpose: every operation of a job's lifecycle (hello,
  * device requests, admission, pause, kill, exit, hang, lost GPU) reads best in
  * one place, in the order a job meets them; what keeps state of its own is in
  * the files beside this one.
  */
-import { formatBytes } from '../platform/size.js';
 import { withAttainedFractions, type SchedulerChange } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
@@ -32,7 +32,7 @@ import { Publisher, type StatePart } from './publisher.js';
 import { Emitter, type Event } from './events.js';
 import type { ServiceHistory } from './serviceHistory.js';
 import type { ServiceEvent } from '../protocol/api.js';
-import { ServiceGpu, sumMemoryMaps, type GpuSetup } from './serviceGpu.js';
+import { describeGpus, gpusMemoryMap, onEveryScheduler, ServiceGpu, type GpuSchedulerChange, type GpuSetup } from './serviceGpu.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -40,12 +40,8 @@ export const SERVICE_VERSION = '0.1.0';
 const EXIT_REPORT_GRACE_MS = 1500;
 
 export interface ServiceOptions {
-  /** The GPUs to share, in order (ids `gpu0`, `gpu1`, … unless given). Absent: the one of `gpu`. */
-  gpus?: GpuSetup[];
-  /** The one GPU of a single-GPU service, when `gpus` is absent. */
-  gpu?: OpenedGpu;
-  capacityBytes?: number;
-  capacitySource?: string;
+  /** The GPUs to share, in order (ids `gpu0`, `gpu1`, … unless given); at least one. */
+  gpus: GpuSetup[];
   policy?: PolicyName;
   params?: Record<string, PolicyParamValue>;
   /** The bulk channel's folder (core/platform/bulkDir.ts), or null to send all bytes on the socket. */
@@ -65,12 +61,6 @@ export class ControlError extends Error {
 export interface JobIdentified {
   job: JobRecord;
   peer: IdentifiedPeer | null;
-}
-
-/** A scheduler change on one of the service's GPUs. */
-export interface GpuSchedulerChange {
-  gpuId: string;
-  change: SchedulerChange;
 }
 
 export class SalusService {
@@ -101,8 +91,8 @@ export class SalusService {
 
   constructor(readonly options: ServiceOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    const setups = options.gpus ?? [{ gpu: options.gpu!, capacityBytes: options.capacityBytes!, capacitySource: options.capacitySource! }];
-    if (setups.length === 0 || setups.some((setup) => !setup.gpu)) throw new Error('a service needs at least one GPU');
+    const setups = options.gpus;
+    if (setups.length === 0) throw new Error('a service needs at least one GPU');
     const gpuOptions = { policy: options.policy ?? 'FIFO', params: options.params, log: this.log, qualifyLanes: setups.length > 1 };
     this.gpus = setups.map((setup, index) => new ServiceGpu(setup, index, gpuOptions));
     this.admission = new AdmissionQueue({ targets: () => this.gpus, history: () => this.history, log: this.log });
@@ -296,15 +286,10 @@ export class SalusService {
 
   /** The memory map: every GPU's (`gpus`), and their sums at the top (DESIGN.md "JSON shapes"). */
   memoryMap(): MemoryMap {
-    const gpus = this.gpus.map((gpu) => {
-      const map = gpu.memoryMap();
-      for (const entry of map.jobs) {
-        const job = this.jobs.get(entry.id);
-        if (job) Object.assign(entry, jobMemoryUse(job, gpu.memory));
-      }
-      return map;
+    return gpusMemoryMap(this.gpus, (gpu, entry) => {
+      const job = this.jobs.get(entry.id);
+      if (job) Object.assign(entry, jobMemoryUse(job, gpu.memory));
     });
-    return { ...sumMemoryMaps(gpus), gpus };
   }
 
   policyInfo(): PolicyInfo {
@@ -344,12 +329,7 @@ export class SalusService {
 
   /** What describes the service, for its log: one line per GPU (with its id when there are several), then the policy. */
   describe(): string {
-    const lines = this.gpus.map((gpu) => {
-      const info = gpu.opened.info;
-      return `${this.gpus.length > 1 ? `${gpu.id}: ` : ''}${gpu.name} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
-        `${formatBytes(gpu.memory.capacityBytes)} capacity (${gpu.memory.capacitySource})`;
-    });
-    return `${lines.join('; ')}, policy ${this.policyInfo().name}`;
+    return `${describeGpus(this.gpus)}, policy ${this.policyInfo().name}`;
   }
 
   /** The GPU a job's connection is told about before placement: its pinned one if it names one here, else the first. */
@@ -371,20 +351,13 @@ export class SalusService {
     return job.gpuId === null ? null : this.gpus.find((gpu) => gpu.id === job.gpuId) ?? null;
   }
 
-  private deviceInfo(gpu: ServiceGpu) {
-    return { limits: gpu.opened.limits, features: gpu.opened.info.features };
-  }
-
   /** Runs a policy change on every GPU's scheduler, the first one first (it throws, changing nothing, on a bad one). */
   private onEveryScheduler(change: (scheduler: ServiceGpu['scheduler']) => PolicyInfo): PolicyInfo {
-    let info: PolicyInfo;
     try {
-      info = change(this.gpus[0].scheduler);
+      return onEveryScheduler(this.gpus, change);
     } catch (error) {
       throw new ControlError((error as Error).message);
     }
-    for (const gpu of this.gpus.slice(1)) change(gpu.scheduler);
-    return info;
   }
 
   /** A change of one GPU's scheduler: lanes hand over, the busy meter and subscribers hear of it. */
@@ -423,7 +396,7 @@ export class SalusService {
       if (job.session.deviceCount >= MAX_DEVICES_PER_JOB) {
         job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: `a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` } });
       } else {
-        job.peer?.send({ t: 'reply', rid, result: this.deviceInfo(placed) });
+        job.peer?.send({ t: 'reply', rid, result: placed.deviceInfo() });
       }
       return;
     }
@@ -458,7 +431,7 @@ export class SalusService {
     gpu.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
     this.log(`salus: ${job.id} admitted to ${laneId}`);
     job.peer?.send({ t: 'state', state: 'running' });
-    for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: this.deviceInfo(gpu) });
+    for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: gpu.deviceInfo() });
   }
 
   /** A job that could not fit even on an empty GPU: every request it is owed is refused (the newest first), and it fails. */

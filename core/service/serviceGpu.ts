@@ -8,11 +8,12 @@
 import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
 import { deviceAllocator } from '../memory/allocator.js';
 import { committedLoad, type PlacementTarget } from '../memory/placement.js';
-import { createScheduler, type Scheduler } from '../scheduler/index.js';
+import { createScheduler, type Scheduler, type SchedulerChange } from '../scheduler/index.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../executor/gpu.js';
 import { gpuIdAt } from '../platform/gpuId.js';
-import type { GpuMemoryMap, MemoryMap, PolicyName, PolicyParamValue } from '../protocol/state.js';
+import { formatBytes } from '../platform/size.js';
+import type { GpuMemoryMap, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue } from '../protocol/state.js';
 
 /** A GPU the service shares, as `salus serve` opened and sized it. */
 export interface GpuSetup {
@@ -65,6 +66,11 @@ export class ServiceGpu implements PlacementTarget {
     return committedLoad(this.memory);
   }
 
+  /** What a job's requestDevice is answered with: the limits and features of this GPU's shared device. */
+  deviceInfo(): { limits: Record<string, number>; features: string[] } {
+    return { limits: this.opened.limits, features: this.opened.info.features };
+  }
+
   /** The GPU's row of the memory map, with the scheduler's word on who runs in each lane. */
   memoryMap(): GpuMemoryMap {
     const map = this.memory.snapshot();
@@ -73,8 +79,43 @@ export class ServiceGpu implements PlacementTarget {
   }
 }
 
+/** A scheduler change on one of the service's GPUs. */
+export interface GpuSchedulerChange {
+  gpuId: string;
+  change: SchedulerChange;
+}
+
+/** A line per GPU for the service's log (with its id when there are several), joined by `; `. */
+export function describeGpus(gpus: readonly ServiceGpu[]): string {
+  return gpus.map((gpu) => {
+    const info = gpu.opened.info;
+    return `${gpus.length > 1 ? `${gpu.id}: ` : ''}${gpu.name} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
+      `${formatBytes(gpu.memory.capacityBytes)} capacity (${gpu.memory.capacitySource})`;
+  }).join('; ');
+}
+
+/**
+ * Runs a policy change on every GPU's scheduler, the first one first: a bad name or knob throws there,
+ * changing nothing anywhere. Returns the first's answer.
+ */
+export function onEveryScheduler(gpus: readonly ServiceGpu[], change: (scheduler: Scheduler) => PolicyInfo): PolicyInfo {
+  const info = change(gpus[0].scheduler);
+  for (const gpu of gpus.slice(1)) change(gpu.scheduler);
+  return info;
+}
+
+/** The memory map of `gpus` (`fill` adds to each job's entry what the service knows), their sums at the top. */
+export function gpusMemoryMap(gpus: readonly ServiceGpu[], fill: (gpu: ServiceGpu, entry: GpuMemoryMap['jobs'][number]) => void): MemoryMap {
+  const maps = gpus.map((gpu) => {
+    const map = gpu.memoryMap();
+    for (const entry of map.jobs) fill(gpu, entry);
+    return map;
+  });
+  return { ...sumMemoryMaps(maps), gpus: maps };
+}
+
 /** The sums of several GPUs' memory maps (jobs and lanes: all of them, in GPU order); one GPU's is its own. */
-export function sumMemoryMaps(gpus: readonly GpuMemoryMap[]): Omit<MemoryMap, 'gpus'> {
+function sumMemoryMaps(gpus: readonly GpuMemoryMap[]): Omit<MemoryMap, 'gpus'> {
   if (gpus.length === 1) {
     const { id: _id, name: _name, ...only } = gpus[0];
     return only;
