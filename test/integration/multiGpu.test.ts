@@ -83,6 +83,10 @@ describe.skipIf(skip !== null)('one service on two GPUs', () => {
     expect(lastJson(rb.stdout).checksum).toBe(lastJson(local.stdout).checksum);
     const jobs = await service.json<JobInfo[]>(['jobs']);
     expect(jobs.filter((job) => ['a', 'b'].includes(job.name)).map((job) => job.gpu).sort()).toEqual(['gpu0', 'gpu1']);
+    // The job table's text has a GPU column once a job ran past gpu0.
+    const table = (await service.cli(['jobs'])).stdout.split('\n');
+    expect(table[0]).toMatch(/\bGPU\s+LANE\b/);
+    expect(table.find((line) => /\bb\b/.test(line) && line.includes('done'))).toMatch(/gpu[01]\s+-/);
   }, 120_000);
 
   it('keeps a pinned job on its GPU, and a kill returns its bytes there', async () => {
