@@ -101,11 +101,14 @@ export function limitsToObject(limits: GPUSupportedLimits): Record<string, numbe
   return out;
 }
 
+/** Names of CPU implementations of WebGPU's backends. */
+const SOFTWARE_NAME = /swiftshader|llvmpipe|lavapipe|warp|software/i;
+
 /** Describes an adapter as plain JSON; SwiftShader and other CPU adapters are `isSoftware`. */
 export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
   const info = adapter.info;
   const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
-  const isSoftware = Boolean((info as any).isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp|software/.test(text);
+  const isSoftware = Boolean((info as any).isFallbackAdapter) || SOFTWARE_NAME.test(text);
   const subgroups = info as { subgroupMinSize?: number; subgroupMaxSize?: number };
   return {
     vendor: info.vendor,
@@ -175,8 +178,6 @@ export function parseAdapterList(message: string): ListedAdapter[] {
   }
   return listed;
 }
-
-const SOFTWARE_NAME = /swiftshader|llvmpipe|lavapipe|warp|software/i;
 
 /**
  * Every adapter Dawn offers (of `options.backend` only, when given), the way dawn.node's README documents:
