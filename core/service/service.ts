@@ -18,7 +18,6 @@
 import { withAttainedFractions, type SchedulerChange } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
-import type { OpenedGpu } from '../executor/gpu.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import { requestIds } from '../protocol/commandCodec.js';
 import { nodeName } from '../platform/nodeName.js';
@@ -32,7 +31,7 @@ import { Publisher, type StatePart } from './publisher.js';
 import { Emitter, type Event } from './events.js';
 import type { ServiceHistory } from './serviceHistory.js';
 import type { ServiceEvent } from '../protocol/api.js';
-import { describeGpus, gpusMemoryMap, onEveryScheduler, ServiceGpu, type GpuSchedulerChange, type GpuSetup } from './serviceGpu.js';
+import { commonGpu, describeGpus, gpusMemoryMap, onEveryScheduler, ServiceGpu, type GpuSchedulerChange, type GpuSetup, type WelcomeGpu } from './serviceGpu.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -332,9 +331,9 @@ export class SalusService {
     return `${describeGpus(this.gpus)}, policy ${this.policyInfo().name}`;
   }
 
-  /** The GPU a job's connection is told about before placement: its pinned one if it names one here, else the first. */
-  welcomeGpu(hints: JobHints | undefined): OpenedGpu {
-    return (this.gpus.find((gpu) => gpu.id === hints?.gpu) ?? this.gpus[0]).opened;
+  /** The GPU a job's connection is told about before placement: its pinned one if it names one here, else what every GPU offers. */
+  welcomeGpu(hints: JobHints | undefined): WelcomeGpu {
+    return this.gpus.find((gpu) => gpu.id === hints?.gpu)?.opened ?? commonGpu(this.gpus);
   }
 
   // ---- internals --------------------------------------------------------

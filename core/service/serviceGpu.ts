@@ -79,6 +79,30 @@ export class ServiceGpu implements PlacementTarget {
   }
 }
 
+/** What a job is told about the GPU before it is placed: the adapter's description, limits and features. */
+export type WelcomeGpu = Pick<OpenedGpu, 'info' | 'limits' | 'wgslLanguageFeatures'>;
+
+/**
+ * What a job may count on wherever it is placed: the first GPU's description with the features and WGSL
+ * extensions every GPU has, and each limit at its most restrictive (the least maximum; the largest
+ * `min…Alignment`). One GPU's own, when there is one.
+ */
+export function commonGpu(gpus: readonly ServiceGpu[]): WelcomeGpu {
+  const [first, ...others] = gpus.map((gpu) => gpu.opened);
+  if (others.length === 0) return first;
+  const everywhere = (lists: string[][]) => lists[0].filter((item) => lists.every((list) => list.includes(item)));
+  const limits: Record<string, number> = {};
+  for (const [key, value] of Object.entries(first.limits)) {
+    const values = [value, ...others.map((gpu) => gpu.limits[key] ?? value)];
+    limits[key] = key.startsWith('min') ? Math.max(...values) : Math.min(...values);
+  }
+  return {
+    info: { ...first.info, features: everywhere([first, ...others].map((gpu) => gpu.info.features)) },
+    limits,
+    wgslLanguageFeatures: everywhere([first, ...others].map((gpu) => gpu.wgslLanguageFeatures)),
+  };
+}
+
 /** A scheduler change on one of the service's GPUs. */
 export interface GpuSchedulerChange {
   gpuId: string;

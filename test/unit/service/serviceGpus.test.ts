@@ -56,4 +56,18 @@ describe('a service on two GPUs', () => {
     expect(service.gpus.map((gpu) => gpu.scheduler.policyInfo().params.holdMs)).toEqual([service.policyInfo().params.holdMs, service.policyInfo().params.holdMs]);
     expect(service.describe()).toMatch(/^gpu0: .*; gpu1: .*, policy FAIR$/);
   });
+
+  it('tells an unplaced job what every GPU offers: the least maximum of each limit, the largest alignment, common features', () => {
+    const gpu = harness.gpu;
+    const smaller = { ...gpu, limits: { ...gpu.limits, maxBufferSize: 1024, minStorageBufferOffsetAlignment: 512 }, info: { ...gpu.info, features: gpu.info.features.slice(1) } };
+    const service = harness.start({ gpus: [{ gpu, capacityBytes: 8 * MiB, capacitySource: 'test' }, { gpu: smaller, capacityBytes: 8 * MiB, capacitySource: 'test' }] });
+    const welcome = service.welcomeGpu({});
+    expect(welcome.limits.maxBufferSize).toBe(1024);
+    expect(welcome.limits.minStorageBufferOffsetAlignment).toBe(512);
+    expect(welcome.limits.maxComputeWorkgroupSizeX).toBe(gpu.limits.maxComputeWorkgroupSizeX);
+    expect(welcome.info.features).toEqual(gpu.info.features.slice(1));
+    // A pinned job hears its own GPU's.
+    expect(service.welcomeGpu({ gpu: 'gpu0' }).limits.maxBufferSize).toBe(gpu.limits.maxBufferSize);
+    expect(service.welcomeGpu({ gpu: 'gpu1' }).limits.maxBufferSize).toBe(1024);
+  });
 });
