@@ -79,7 +79,8 @@ export async function openServiceGpus(options: ServeGpuOptions): Promise<GpuSetu
       configuredBytes: options.memory?.byGpu[gpuIdAt(index)] ?? options.memory?.eachBytes,
       isSoftware: gpu.info.isSoftware,
       vendor: gpu.info.vendor,
-      deviceName: gpu.info.device,
+      // Dawn's list names the model (`NVIDIA GeForce RTX 4090`) where it chose from it; else as before.
+      deviceName: options.gpus === undefined && opened.length === 1 ? gpu.info.device : gpu.name,
     });
     return { id: gpuIdAt(index), gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source };
   }));

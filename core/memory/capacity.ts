@@ -95,18 +95,21 @@ export const platformProbes: CapacityProbes = {
 
 /**
  * From `nvidia-smi --query-gpu=name,memory.total` (one `NAME, MIB` line a GPU): the MiB of the GPU whose name
- * matches `deviceName` (either contains the other, any case), else of the first; null when there is none.
+ * matches `deviceName` (either contains the other, by letters and digits only: Dawn may say
+ * `nvidia-geforce-rtx-4090`), else of the first; null when there is none.
  * With several GPUs, each adapter is sized as its model is.
  */
 export function nvidiaSmiRowMiB(stdout: string, deviceName?: string): number | null {
   const rows = stdout.trim().split(/\r?\n/).map((line) => {
     const comma = line.lastIndexOf(',');
-    return { name: line.slice(0, Math.max(0, comma)).trim().toLowerCase(), mib: Number.parseFloat(line.slice(comma + 1)) };
+    return { name: lettersAndDigits(line.slice(0, Math.max(0, comma))), mib: Number.parseFloat(line.slice(comma + 1)) };
   }).filter((row) => Number.isFinite(row.mib) && row.mib > 0);
-  const name = deviceName?.trim().toLowerCase();
+  const name = deviceName === undefined ? '' : lettersAndDigits(deviceName);
   const named = name ? rows.find((row) => row.name && (row.name.includes(name) || name.includes(row.name))) : undefined;
   return (named ?? rows[0])?.mib ?? null;
 }
+
+const lettersAndDigits = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 function isOtherVendor(vendor: string | undefined, deviceName: string | undefined): boolean {
   const text = `${vendor ?? ''} ${deviceName ?? ''}`.toLowerCase();

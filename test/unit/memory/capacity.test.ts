@@ -82,6 +82,7 @@ describe('nvidiaSmiRowMiB', () => {
   test('sizes each adapter as nvidia-smi lists its model, else as the first GPU', () => {
     expect(nvidiaSmiRowMiB(rows, 'NVIDIA GeForce RTX 4090')).toBe(24564);
     expect(nvidiaSmiRowMiB(rows, 'nvidia a100-sxm4-80gb')).toBe(81920);
+    expect(nvidiaSmiRowMiB(rows, 'nvidia-geforce-rtx-4090')).toBe(24564);
     expect(nvidiaSmiRowMiB(rows, 'Quadro P400')).toBe(81920);
     expect(nvidiaSmiRowMiB(rows)).toBe(81920);
     expect(nvidiaSmiRowMiB('')).toBeNull();
