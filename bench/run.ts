@@ -6,7 +6,7 @@
  * (bench/summary.ts), whose table is printed last.
  *
  * Usage: `node dist/bench/run.js [--quick] [--only NAME[,NAME...]] [--figures DIR] [--results DIR] [--gpu [--allow-software]]`, NAME one of
- * jct (E1, E6.E1), sweep (E2, E6.E2), inference (E3), s1 (S1: the paper-shaped trace
+ * jct (E1, E6.E1), sweep (E2, E6.E2), sweep-gpus (E2 on one vs two software GPUs), inference (E3), s1 (S1: the paper-shaped trace
  * through the simulator, seconds), switch (E4), overhead (E5),
  * iteration, upload, call-path, paging (the cost of a switch that pages), wire
  * (issue 19: the job-service wire against a local device, rows W1-W5). The
@@ -40,6 +40,7 @@ import { benchZooJct, ZOO_JCT_QUICK } from './evaluation/jct.js';
 import { benchZooSweep, ZOO_SWEEP_QUICK } from './evaluation/sweep.js';
 import { benchZooInference, ZOO_INFERENCE_QUICK } from './evaluation/inference.js';
 import { benchSimulated } from './evaluation/simulated.js';
+import { benchSweepGpus } from './evaluation/sweepGpus.js';
 import { join, resolve } from 'node:path';
 
 /** Where the figures go: `--figures DIR`, else docs/ for a full run and beside the results for `--quick`. */
@@ -51,6 +52,7 @@ const log = (line: string) => process.stdout.write(`\n  ${line}`);
 const BENCHES: Record<string, (quick: boolean) => Promise<BenchResult>> = {
   jct: (quick) => benchZooJct({ ...(quick ? ZOO_JCT_QUICK : {}), figuresDir: figuresDir(quick) }, log),
   sweep: (quick) => benchZooSweep({ ...(quick ? ZOO_SWEEP_QUICK : {}), figuresDir: figuresDir(quick) }, log),
+  'sweep-gpus': () => benchSweepGpus(undefined, log),
   inference: (quick) => benchZooInference({ ...(quick ? ZOO_INFERENCE_QUICK : {}), figuresDir: figuresDir(quick) }, log),
   s1: () => benchSimulated(log),
   switch: (quick) => benchSwitch(quick ? SWITCH_QUICK : SWITCH_DEFAULTS),

@@ -59,7 +59,8 @@ export const ZOO_SWEEP_QUICK: Partial<ZooSweepOptions> = {
   sweeps: [{ ...ZOO_SWEEP_DEFAULTS.sweeps[0], jobs: 4, iterations: 20 }],
 };
 
-function spec(sweep: ZooSweep): SweepSpec {
+/** The sweep as bench/sweepRun.ts runs it: each copy `salus run` with its own seed. */
+export function spec(sweep: ZooSweep): SweepSpec {
   let seed = 0;
   return {
     jobs: sweep.jobs, iterations: sweep.iterations, label: sweep.id, sampleEveryMs: 250,

@@ -3,21 +3,22 @@
  * Names follow Prometheus's conventions (base units in the name, `_total` on
  * counters, `_ratio` for 0..1) and read like the GPU exporters people already
  * graph (DCGM's `DCGM_FI_DEV_FB_USED`/`_FREE`, nvitop's
- * `nvitop_gpu_memory_used`/`_free`/`_total`): GPU series carry `gpu="0"`,
- * per-job series `job`, `name`, `lane` (`none` while queued or ended) and
- * `state`, per-lane series `lane`. Values are read from the service when
+ * `nvitop_gpu_memory_used`/`_free`/`_total`): GPU series carry `gpu` (the GPU's
+ * position, `0`, `1`, …, as DCGM numbers them), per-job series `job`, `name`,
+ * `lane` (`none` while queued or ended), `state` and `gpu` (`none` while
+ * queued), per-lane series `lane` and `gpu`. Values are read from the service when
  * scraped; iteration times and lane switches are counted as they happen.
  *
  * Prometheus puts its own `job` label (the scrape job) on every series, so
  * scrape with `honor_labels: true` to keep ours (else it becomes `exported_job`).
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { JobInfo, LaneInfo, ServiceSnapshot } from '../protocol/state.js';
+import type { GpuMemoryMap, JobInfo, LaneInfo, ServiceSnapshot } from '../protocol/state.js';
 import type { SalusService } from '../service/service.js';
 import { IterationHistogram } from './iterationHistogram.js';
 
 /** The labels of every per-job series. */
-export const JOB_LABELS = ['job', 'name', 'lane', 'state'] as const;
+export const JOB_LABELS = ['job', 'name', 'lane', 'state', 'gpu'] as const;
 const JOB_STATES = ['queued', 'running', 'paused', 'done', 'failed', 'killed'] as const;
 
 /** A service's metrics; `text()` is the body of `/metrics`. */
@@ -31,7 +32,12 @@ export interface ServiceMetrics {
 }
 
 function jobLabels(job: JobInfo): Record<(typeof JOB_LABELS)[number], string> {
-  return { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state };
+  return { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state, gpu: gpuLabel(job.gpu) };
+}
+
+/** A GPU id (`gpu1`) as the `gpu` label says it (`1`); `none` for no GPU. */
+export function gpuLabel(id: string | null | undefined): string {
+  return id ? id.replace(/^gpu/, '') : 'none';
 }
 
 /** The service's snapshot without the jobs of its earlier runs (its history): they are not this process's to count. */
@@ -47,23 +53,29 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
   // Read once per scrape (in `text`), so that every series of one scrape agrees.
   let snapshot = thisRunSnapshot(service);
 
-  const gpu = (name: string, help: string, read: () => number) => new Gauge({
+  const gpuMaps = (): GpuMemoryMap[] => snapshot.memory.gpus ?? [{ ...snapshot.memory, id: 'gpu0', name: '' }];
+  const gpu = (name: string, help: string, read: (map: GpuMemoryMap) => number) => new Gauge({
     name, help, labelNames: ['gpu'], registers: [registry],
-    collect() { this.set({ gpu: '0' }, read()); },
-  });
-  new Gauge({
-    name: 'salus_gpu_info', help: 'The GPU the service shares (value 1): model, WebGPU backend, and whether it is a software GPU.',
-    labelNames: ['gpu', 'model_name', 'backend', 'software'], registers: [registry],
     collect() {
-      const info = snapshot.gpu;
-      this.reset();
-      this.set({ gpu: '0', model_name: info.description || info.device, backend: info.backend, software: String(info.isSoftware) }, 1);
+      for (const map of gpuMaps()) this.set({ gpu: gpuLabel(map.id) }, read(map));
     },
   });
-  gpu('salus_gpu_memory_total_bytes', 'GPU memory the service may use (its capacity).', () => snapshot.memory.capacityBytes);
-  gpu('salus_gpu_memory_used_bytes', 'GPU memory counted against capacity: persistent memory of every job plus every lane.', () => snapshot.memory.usedBytes);
-  gpu('salus_gpu_memory_free_bytes', 'GPU memory left for new jobs and lanes.', () => snapshot.memory.freeBytes);
-  gpu('salus_gpu_busy_ratio', 'Share of the last second during which some lane ran an iteration, 0..1.', () => snapshot.busyShare);
+  new Gauge({
+    name: 'salus_gpu_info', help: 'Each GPU the service shares (value 1): model, WebGPU backend, and whether it is a software GPU.',
+    labelNames: ['gpu', 'model_name', 'backend', 'software'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const [index, info] of (snapshot.gpus ?? [{ id: 'gpu0', ...snapshot.gpu }]).entries()) {
+        const name = snapshot.memory.gpus?.[index]?.name || info.description || info.device;
+        this.set({ gpu: gpuLabel(info.id), model_name: name, backend: info.backend, software: String(info.isSoftware) }, 1);
+      }
+    },
+  });
+  gpu('salus_gpu_memory_total_bytes', 'GPU memory the service may use on the GPU (its capacity).', (map) => map.capacityBytes);
+  gpu('salus_gpu_memory_used_bytes', 'GPU memory counted against capacity: persistent memory of its jobs plus its lanes.', (map) => map.usedBytes);
+  gpu('salus_gpu_memory_free_bytes', 'GPU memory left for new jobs and lanes on the GPU.', (map) => map.freeBytes);
+  gpu('salus_gpu_busy_ratio', 'Share of the last second during which some lane of the GPU ran an iteration, 0..1.',
+    (map) => snapshot.busyShareByGpu?.[map.id] ?? snapshot.busyShare);
 
   new Gauge({
     name: 'salus_jobs', help: 'Jobs the service knows, by state (ended jobs are kept for a while).', labelNames: ['state'], registers: [registry],
@@ -105,10 +117,10 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
   registry.registerMetric(histogram.asMetric());
 
   const lane = (name: string, help: string, read: (lane: LaneInfo) => number) => new Gauge({
-    name, help, labelNames: ['lane'], registers: [registry],
+    name, help, labelNames: ['lane', 'gpu'], registers: [registry],
     collect() {
       this.reset();
-      for (const entry of snapshot.memory.lanes) this.set({ lane: entry.id }, read(entry));
+      for (const map of gpuMaps()) for (const entry of map.lanes) this.set({ lane: entry.id, gpu: gpuLabel(map.id) }, read(entry));
     },
   });
   lane('salus_lane_size_bytes', 'Ephemeral memory the lane reserves (counted against capacity).', (entry) => entry.sizeBytes);
@@ -120,7 +132,7 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
     labelNames: ['lane'], registers: [registry],
   });
   const lastJobOfLane = new Map<string, string>();
-  const stopListening = service.scheduler.onDidChange((change) => {
+  const stopListening = service.onDidSchedule(({ change }) => {
     if (change.type === 'finish') histogram.observe(change.jobId, change.gpuMs / 1000);
     if (change.type === 'grant') {
       const previous = lastJobOfLane.get(change.laneId);

@@ -19,7 +19,9 @@ function ms(value: number | null): string {
 /** The table of `salus jobs`: a row per job, or how to start one when there are none. */
 export function formatJobs(jobs: JobInfo[]): string {
   if (jobs.length === 0) return 'no jobs (start one with `salus run FILE`)';
-  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'SHARE', 'GPU TIME', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', 'LANE', 'GPU ERRORS', 'ERROR']];
+  // The GPU column only where some job ran on a GPU other than the first: a single-GPU table stays as it was.
+  const manyGpus = jobs.some((j) => j.gpu && j.gpu !== 'gpu0');
+  const rows = [['ID', 'NAME', 'STATE', 'PRIO', 'SHARE', 'GPU TIME', 'ITERATIONS', 'AVG ITER', 'PERSISTENT', 'EPHEMERAL', ...(manyGpus ? ['GPU'] : []), 'LANE', 'GPU ERRORS', 'ERROR']];
   for (const j of jobs) {
     rows.push([
       j.id, j.name.slice(0, 24), j.fromEarlierRun ? `${j.state} (earlier run)` : j.state, String(j.priority),
@@ -27,7 +29,7 @@ export function formatJobs(jobs: JobInfo[]): string {
       String(j.share ?? 1), j.attainedFraction == null ? '-' : `${(100 * j.attainedFraction).toFixed(1)}%`,
       j.iterations.total ? `${j.iterations.done}/${j.iterations.total}` : String(j.iterations.done),
       ms(j.avgIterationMs), formatBytes(j.memory.persistentBytes), formatBytes(j.memory.ephemeralPeakBytes),
-      j.lane ?? '-', String(j.gpuErrors?.count || '-'),
+      ...(manyGpus ? [j.gpu ?? '-'] : []), j.lane ?? '-', String(j.gpuErrors?.count || '-'),
       // A job that ended `done` after uncaptured GPU errors may have a wrong result: the first error says why.
       (j.error ?? (j.gpuErrors?.first ? `${j.gpuErrors.first.type}: ${j.gpuErrors.first.message}` : '')).slice(0, 60),
     ]);
@@ -35,8 +37,14 @@ export function formatJobs(jobs: JobInfo[]): string {
   return table(rows);
 }
 
-/** The text of `salus memory`: capacity, used and free, then each job's persistent memory and each lane. */
+/** The text of `salus memory`: capacity, used and free, each job's persistent memory and each lane; with several GPUs the totals, then a section per GPU. */
 export function formatMemory(memory: MemoryMap): string {
+  if (!memory.gpus || memory.gpus.length < 2) return formatOneMemory(memory);
+  const total = `${memory.gpus.length} GPUs: capacity ${formatBytes(memory.capacityBytes)}, used ${formatBytes(memory.usedBytes)}, free ${formatBytes(memory.freeBytes)}`;
+  return [total, ...memory.gpus.map((gpu) => `${gpu.id}: ${gpu.name}\n${formatOneMemory(gpu)}`)].join('\n\n');
+}
+
+function formatOneMemory(memory: Omit<MemoryMap, 'gpus'>): string {
   const pct = (n: number) => `${((100 * n) / Math.max(1, memory.capacityBytes)).toFixed(1)}%`;
   const lines = [
     `capacity ${formatBytes(memory.capacityBytes)} (${memory.capacitySource})`,

@@ -27,15 +27,18 @@ import { clusterMemory } from '../cluster/nodeMemory.js';
 
 const USAGE = `usage: salus <command> [options]
 
-  serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE] [--policy NAME]
-        [--backend NAME] [--adapter NAME] [--jobs-dir DIR] [--data-dir DIR]
+  serve [--socket PATH] [--http [HOST:]PORT] [--memory SIZE|ID=SIZE,...] [--policy NAME]
+        [--gpus all|hardware|software|N,...|NAME,...] [--backend NAME] [--adapter NAME]
+        [--jobs-dir DIR] [--data-dir DIR]
         [--log-level error|warn|info|debug] [--log-file FILE] [--install]
-                          run the service (owns the GPU); defaults from the
+                          run the service (owns the GPUs: every hardware one, else
+                          a software one, unless --gpus says); defaults from the
                           settings file ($XDG_CONFIG_HOME/salus/config.json);
                           --install writes a systemd user unit that runs it instead
   run FILE [--name N] [--priority P] [--iterations N] [--duration DURATION] [--share W]
-        [--persistent SIZE] [--ephemeral SIZE] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
-                          run FILE (an ES module) as a job on the service;
+        [--persistent SIZE] [--ephemeral SIZE] [--gpu ID] [--socket PATH] [--local] [--no-adapters] [-- ARGS]
+                          run FILE (an ES module) as a job on the service (--gpu:
+                          on that GPU only, e.g. gpu1);
                           --no-adapters: leave TF.js's and ONNX Runtime Web's
                           buffer pools as they are (see README, memory)
   submit FILE [--slurm] [--partition P] [--time T] [--output PATH] [--name N]
@@ -59,7 +62,7 @@ const USAGE = `usage: salus <command> [options]
                           (%n: the node's name) where this machine reaches it
   policy [NAME] [--set KEY=VALUE]... [--json]
                           show or change the scheduling policy and its knobs
-  simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]...
+  simulate TRACE [--policy NAME]... [--memory SIZE] [--gpus N] [--set KEY=VALUE]...
         [--max-speedup X] [--json]
                           replay a trace of jobs (CSV or JSON) in virtual time under
                           each policy (all five by default); see docs/simulator.md
@@ -113,8 +116,8 @@ function number(value: string | undefined, what: string): number | undefined {
   return n;
 }
 
-/** `salus run`'s --duration and --share as job hints; a bad value is a UsageError. */
-function runSchedulingHints(values: { duration?: string; share?: string }): Pick<JobHints, 'durationMs' | 'share'> {
+/** `salus run`'s --duration, --share and --gpu as job hints; a bad value is a UsageError. */
+function runSchedulingHints(values: { duration?: string; share?: string; gpu?: string }): Pick<JobHints, 'durationMs' | 'share' | 'gpu'> {
   try {
     return schedulingHintFlags(values);
   } catch (error) {
@@ -142,7 +145,7 @@ async function main(argv: string[]): Promise<number> {
       const { values } = parseArgs({
         args: rest, options: {
           socket: { type: 'string' }, http: { type: 'string' }, memory: { type: 'string' }, policy: { type: 'string' },
-          backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' }, 'data-dir': { type: 'string' },
+          gpus: { type: 'string' }, backend: { type: 'string' }, adapter: { type: 'string' }, 'jobs-dir': { type: 'string' }, 'data-dir': { type: 'string' },
           'log-level': { type: 'string' }, 'log-file': { type: 'string' }, install: { type: 'boolean' },
         },
       });
@@ -155,6 +158,7 @@ async function main(argv: string[]): Promise<number> {
         socketPath: resolveSocketPath(values.socket),
         backend: values.backend,
         adapter: values.adapter,
+        gpus: values.gpus,
         dataDir: values['data-dir'],
       });
       return new Promise(() => {}); // Runs until a signal stops it.
@@ -166,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: own, allowPositionals: true, options: {
           name: { type: 'string' }, priority: { type: 'string' }, iterations: { type: 'string' },
-          duration: { type: 'string' }, share: { type: 'string' },
+          duration: { type: 'string' }, share: { type: 'string' }, gpu: { type: 'string' },
           persistent: { type: 'string' }, ephemeral: { type: 'string' }, socket: { type: 'string' }, local: { type: 'boolean' },
           'no-adapters': { type: 'boolean' },
         },

@@ -1,13 +1,13 @@
 /**
- * `salus serve`: opens the GPU, sizes its memory, starts the service on its
+ * `salus serve`: opens the GPUs and sizes their memory (serveGpus.ts), starts the service on its
  * socket (and, with `--http`, the panel's web server), and shuts down cleanly on
  * SIGINT or SIGTERM.
  */
 import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
-import { openGpu } from '../executor/gpu.js';
 import { throttleDawnPolling } from '../executor/dawnPolling.js';
-import { detectCapacity } from '../memory/capacity.js';
+import { openServiceGpus } from './serveGpus.js';
+import type { GpuMemoryFlag } from '../platform/gpuId.js';
 import { SalusService, SERVICE_VERSION } from '../service/service.js';
 import type { ControlTarget } from '../service/control.js';
 import { openJobHistory, resolveDataDir } from '../history/index.js';
@@ -21,7 +21,10 @@ import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../protoco
 export interface ServeOptions {
   socketPath: string;
   http?: string;
-  memoryBytes?: number;
+  /** `--memory`: every GPU's size, or each one's. */
+  memory?: GpuMemoryFlag;
+  /** `--gpus`: which adapters (serveGpus.ts, `chooseAdapters`). */
+  gpus?: string;
   policy?: string;
   /** Knobs of the policy (from the settings file); ones it does not have are a warning, not a failure. */
   params?: Record<string, PolicyParamValue>;
@@ -48,19 +51,10 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   httpServer?.parseListen(options.http!);
   // The service waits on the GPU for every job at once: dawn.node's polls while it waits are throttled (see dawnPolling.ts).
   throttleDawnPolling();
-  const gpu = await openGpu({ backend: options.backend, adapter: options.adapter });
-  const capacity = await detectCapacity({
-    configuredBytes: options.memoryBytes,
-    isSoftware: gpu.info.isSoftware,
-    vendor: gpu.info.vendor,
-    deviceName: gpu.info.device,
-  });
-  const dataDir = resolveDataDir(options.dataDir);
   const logger = options.logger ?? createLogger();
-  const service = new SalusService({
-    gpu, capacityBytes: capacity.bytes, capacitySource: capacity.source, policy: policy as PolicyName,
-    bulkDir: prepareBulkDir(), log: logger.info,
-  });
+  const gpus = await openServiceGpus({ backend: options.backend, adapter: options.adapter, gpus: options.gpus, memory: options.memory, log: logger.info });
+  const dataDir = resolveDataDir(options.dataDir);
+  const service = new SalusService({ gpus, policy: policy as PolicyName, bulkDir: prepareBulkDir(), log: logger.info });
   if (options.params && Object.keys(options.params).length > 0) {
     try {
       service.setPolicyParams(options.params);
@@ -68,7 +62,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
       logger.warn(`salus: ignored the saved knobs of ${policy}: ${(error as Error).message}`);
     }
   }
-  if (gpu.info.isSoftware) {
+  if (gpus.every(({ gpu }) => gpu.info.isSoftware)) {
     logger.warn('salus: no hardware GPU found: running on a software GPU (SwiftShader). Jobs work, but slowly.');
   }
   const jobsDir = options.jobsDir ?? join(dataDir, 'jobs');
@@ -113,16 +107,20 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   });
   // A lost device does not come back: tell every job, then exit for a supervisor (the desktop app,
   // systemd) to start a service on a fresh one.
-  void gpu.device.lost.then((info) => {
-    if (stopping) return;
-    server.close();
-    service.loseGpu(info.message || `reason ${info.reason}`);
-    setTimeout(() => stop('GPU device lost'), 200).unref();
-    process.exitCode = EXIT_GPU_LOST;
-  });
+  // One lost device ends the service: a supervisor restarts it on every GPU, so no job is left on a GPU it cannot see.
+  for (const { gpu, id } of gpus) {
+    void gpu.device.lost.then((info) => {
+      if (stopping) return;
+      stopping = true;
+      server.close();
+      service.loseGpu(`${gpus.length > 1 ? `${id}: ` : ''}${info.message || `reason ${info.reason}`}`);
+      setTimeout(() => stop('GPU device lost'), 200).unref();
+      process.exitCode = EXIT_GPU_LOST;
+    });
+  }
   if (process.env.SALUS_TEST_HOOKS === '1') {
-    // Tests only: SIGUSR2 loses the device, as a driver reset would.
-    process.on('SIGUSR2', () => gpu.device.destroy());
+    // Tests only: SIGUSR2 loses the first GPU's device, as a driver reset would.
+    process.on('SIGUSR2', () => gpus[0].gpu.device.destroy());
   }
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

@@ -4,7 +4,7 @@
  * else the built-in default. A problem with the file is a warning in the log;
  * the service starts anyway.
  */
-import { parseSize } from '../platform/size.js';
+import { parseGpuMemory } from '../platform/gpuId.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../platform/logger.js';
 import { SettingsStore } from '../platform/settingsFile.js';
 import type { ServeOptions } from './serve.js';
@@ -20,7 +20,7 @@ export interface ServeFlags {
 }
 
 /** The options `flags` and the settings in `settingsFile` give (absent: the user's file). */
-export function serveSettings(flags: ServeFlags, settingsFile?: string): Pick<ServeOptions, 'http' | 'memoryBytes' | 'policy' | 'params' | 'jobsDir' | 'logger'> {
+export function serveSettings(flags: ServeFlags, settingsFile?: string): Pick<ServeOptions, 'http' | 'memory' | 'policy' | 'params' | 'jobsDir' | 'logger'> {
   const level = flags['log-level']?.toLowerCase();
   if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel)) {
     throw new Error(`salus: --log-level must be one of ${LOG_LEVELS.join(', ')}, got '${flags['log-level']}'`);
@@ -36,7 +36,7 @@ export function serveSettings(flags: ServeFlags, settingsFile?: string): Pick<Se
   const samePolicy = policy && policyName?.toUpperCase() === policy.name;
   return {
     http: flags.http ?? service.http ?? undefined,
-    memoryBytes: memory === undefined ? undefined : parseSize(memory),
+    memory: memory === undefined ? undefined : parseGpuMemory(memory),
     policy: policyName,
     params: samePolicy ? policy.params : undefined,
     jobsDir: flags['jobs-dir'] ?? service.jobsDir ?? undefined,

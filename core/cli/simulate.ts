@@ -1,5 +1,5 @@
 /**
- * `salus simulate TRACE [--policy NAME]... [--memory SIZE] [--set KEY=VALUE]... [--max-speedup X] [--json]`:
+ * `salus simulate TRACE [--policy NAME]... [--memory SIZE] [--gpus N] [--set KEY=VALUE]... [--max-speedup X] [--json]`:
  * runs a trace (core/sim/trace.ts) through the simulator under each policy asked for
  * (all five when none is) and prints a table per policy and a one-line comparison,
  * or with --json `{policies: [{policy, avgJctMs, makespanMs, jobs: [{name, jctMs, queuedMs}]}]}`
@@ -22,8 +22,10 @@ export interface SimulateRequest {
   tracePath: string;
   /** Canonical policy names, in the order given; all five when none was. */
   policies: string[];
-  /** null: unlimited (every job fits at once). */
+  /** Of each GPU; null: unlimited (every job fits at once). */
   memoryBytes: number | null;
+  /** How many GPUs (1 unless --gpus). */
+  gpus: number;
   /** How much faster the GPU gets, at most, running lanes side by side; null: no limit. */
   maxSpeedup: number | null;
   /** Knob values per policy, each applied only to the policies that have the knob. */
@@ -37,7 +39,7 @@ export function parseSimulateArgs(args: string[]): SimulateRequest {
     args, allowPositionals: true,
     options: {
       policy: { type: 'string', multiple: true }, memory: { type: 'string' }, set: { type: 'string', multiple: true },
-      'max-speedup': { type: 'string' }, json: { type: 'boolean' },
+      'max-speedup': { type: 'string' }, json: { type: 'boolean' }, gpus: { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new Error('salus simulate needs one TRACE file (CSV or JSON)');
@@ -69,7 +71,9 @@ export function parseSimulateArgs(args: string[]): SimulateRequest {
   if (maxSpeedup !== null && !(maxSpeedup >= 1)) {
     throw new Error(`--max-speedup must be a number of at least 1 (1: lanes take turns on the GPU), got '${values['max-speedup']}'`);
   }
-  return { tracePath: positionals[0], policies: [...new Set(policies)], memoryBytes, maxSpeedup, params, json: Boolean(values.json) };
+  const gpus = values.gpus === undefined ? 1 : Number(values.gpus);
+  if (!(Number.isInteger(gpus) && gpus >= 1 && gpus <= 1024)) throw new Error(`--gpus must be a whole number from 1 to 1024, got '${values.gpus}'`);
+  return { tracePath: positionals[0], policies: [...new Set(policies)], memoryBytes, gpus, maxSpeedup, params, json: Boolean(values.json) };
 }
 
 /** Runs the request's trace under each of its policies. Throws on an unreadable trace or a knob out of range. */
@@ -82,7 +86,7 @@ export function runSimulation(request: SimulateRequest): SimResult[] {
   }
   const trace = parseTrace(text, basename(request.tracePath));
   return request.policies.map((policy) => simulate(trace, {
-    policy, params: request.params[policy], capacityBytes: request.memoryBytes ?? undefined, maxSpeedup: request.maxSpeedup ?? undefined,
+    policy, params: request.params[policy], capacityBytes: request.memoryBytes ?? undefined, gpus: request.gpus, maxSpeedup: request.maxSpeedup ?? undefined,
   }));
 }
 
@@ -95,7 +99,8 @@ export function formatDuration(ms: number | null): string {
 }
 
 function formatOne(result: SimResult, request: SimulateRequest): string {
-  const memory = request.memoryBytes === null ? 'memory unlimited' : `memory ${formatBytes(request.memoryBytes)}`;
+  const memory = (request.memoryBytes === null ? 'memory unlimited' : `memory ${formatBytes(request.memoryBytes)}`) +
+    (request.gpus > 1 ? ` on each of ${request.gpus} GPUs` : '');
   const speedup = request.maxSpeedup === null ? [] : [`lanes side by side at most ${request.maxSpeedup}× one lane's speed`];
   const set = Object.entries(request.params[result.policy] ?? {}).map(([key, value]) => `${key}=${value}`);
   const head = `${result.policy} (${[memory, ...speedup, ...set].join(', ')}): average JCT ${formatDuration(result.avgJctMs)}, makespan ${formatDuration(result.makespanMs)}, ` +
@@ -128,6 +133,7 @@ export function formatSimulation(results: readonly SimResult[], request: Simulat
     return JSON.stringify({
       trace: request.tracePath,
       memoryBytes: request.memoryBytes,
+      gpus: request.gpus,
       maxSpeedup: request.maxSpeedup,
       policies: results.map((r) => ({
         policy: r.policy, avgJctMs: r.avgJctMs, makespanMs: r.makespanMs, peakLanes: r.peakLanes, params: r.params,

@@ -7,7 +7,9 @@
  * `gpumem_SIZE` (e.g. `Features=gpumem_80GiB` in slurm.conf), or `salus submit
  * --gpu-memory SIZE` says it for the nodes that do not. With both a size and
  * shards, a job asks for `shard:N`, N = ⌈(persistent + ephemeral) / (GPU memory
- * / shards)⌉: what the job would need alone, as MPS-style sharing counts it.
+ * / shards per GPU)⌉: what the job would need alone, as MPS-style sharing counts
+ * it. A node's shards are its GPUs' together (`Gres=gpu:4,shard:64`: 16 a GPU),
+ * and one service on the node shares all of its GPUs, placing each job on one.
  * Salus then packs tighter on the node (its lanes share ephemeral memory), so
  * Slurm's count errs on the safe side. Where some GPUs are too small for the
  * job, a `--constraint` on the features of the big enough ones keeps it off them.
@@ -20,7 +22,7 @@ export interface SlurmNode {
   partitions: string[];
   /** GPUs in its gres (0: none). */
   gpus: number;
-  /** Shards of its GPUs in its gres (0: shards not configured there). */
+  /** Shards of all its GPUs together in its gres (0: shards not configured there). */
   shards: number;
   /** Its GPU's memory (per GPU), from a `gpumem_SIZE` feature; null when it does not say. */
   gpuMemoryBytes: number | null;
@@ -122,10 +124,12 @@ export function gresRequest(nodes: SlurmNode[], needBytes: number, options: { pa
   for (const node of sharded) {
     const memory = memoryOf(node);
     if (needBytes <= 0 || memory === null || memory < needBytes) continue;
-    shards = Math.max(shards, Math.ceil(needBytes / (memory / node.shards)));
+    // A shard is a slice of one GPU: the node's shards are spread over its GPUs.
+    const shardsPerGpu = Math.max(1, node.shards / Math.max(1, node.gpus));
+    shards = Math.max(shards, Math.ceil(needBytes / (memory / shardsPerGpu)));
   }
   const reason = needBytes > 0 && known.length > 0
-    ? `${formatBytes(needBytes)} of hints over each node's GPU memory / shards`
+    ? `${formatBytes(needBytes)} of hints over each node's GPU memory / shards per GPU`
     : 'one shard: no memory hints, or no node states its GPU memory (a gpumem_SIZE feature or --gpu-memory)';
   return { gres: `shard:${shards}`, constraint, reason };
 }

@@ -1,8 +1,9 @@
 /**
  * The one module that loads the native WebGPU binding (`webgpu`, Dawn's node
- * build). It opens the service's single shared device with the adapter's full
- * limits and features, and falls back by itself to SwiftShader's Vulkan driver
- * (shipped by Debian's `chromium`) when no hardware adapter exists.
+ * build). It lists the adapters Dawn offers, opens the service's shared device on
+ * each GPU with the adapter's full limits and features, and falls back by itself
+ * to SwiftShader's Vulkan driver (shipped by Debian's `chromium`) when no
+ * hardware adapter exists.
  */
 import { existsSync } from 'node:fs';
 import { create, globals } from 'webgpu';
@@ -43,6 +44,8 @@ export interface GpuOptions {
 
 /** The shared device and what the service says about it. */
 export interface OpenedGpu {
+  /** The adapter's name as Dawn lists it (`adapter=NAME` matches it), else its description. */
+  name: string;
   adapter: GPUAdapter;
   device: GPUDevice;
   info: GpuInfo;
@@ -98,11 +101,14 @@ export function limitsToObject(limits: GPUSupportedLimits): Record<string, numbe
   return out;
 }
 
+/** Names of CPU implementations of WebGPU's backends. */
+const SOFTWARE_NAME = /swiftshader|llvmpipe|lavapipe|warp|software/i;
+
 /** Describes an adapter as plain JSON; SwiftShader and other CPU adapters are `isSoftware`. */
 export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
   const info = adapter.info;
   const text = `${info.vendor} ${info.architecture} ${info.device} ${info.description}`.toLowerCase();
-  const isSoftware = Boolean((info as any).isFallbackAdapter) || /swiftshader|llvmpipe|lavapipe|warp|software/.test(text);
+  const isSoftware = Boolean((info as any).isFallbackAdapter) || SOFTWARE_NAME.test(text);
   const subgroups = info as { subgroupMinSize?: number; subgroupMaxSize?: number };
   return {
     vendor: info.vendor,
@@ -149,7 +155,46 @@ export async function openGpu(options: GpuOptions = {}): Promise<OpenedGpu> {
     requiredLimits: limits,
   });
   const wgsl = (instances[instances.length - 1] as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures;
-  return { adapter, device, info: describeAdapter(adapter, backend), limits, wgslLanguageFeatures: wgsl ? [...wgsl].sort() : [] };
+  const info = describeAdapter(adapter, backend);
+  return { name: options.adapter ?? (info.description || info.device), adapter, device, info, limits, wgslLanguageFeatures: wgsl ? [...wgsl].sort() : [] };
+}
+
+/** An adapter Dawn offers: its backend, and its name (what `adapter=NAME` matches). */
+export interface ListedAdapter {
+  backend: string;
+  name: string;
+  /** A CPU implementation (SwiftShader, llvmpipe, …), by its name. */
+  isSoftware: boolean;
+}
+
+/** No adapter's name contains this, so asking for it makes dawn.node answer with its list. */
+const NO_SUCH_ADAPTER = 'salus-list-adapters-\u0001';
+
+/** Reads dawn.node's list (`Available adapters:` then ` * backend: 'vulkan', name: 'NAME'` lines). */
+export function parseAdapterList(message: string): ListedAdapter[] {
+  const listed: ListedAdapter[] = [];
+  for (const match of message.matchAll(/^\s*\* backend: '([^']*)', name: '(.*)'\s*$/gm)) {
+    listed.push({ backend: match[1], name: match[2], isSoftware: SOFTWARE_NAME.test(match[2]) });
+  }
+  return listed;
+}
+
+/**
+ * Every adapter Dawn offers (of `options.backend` only, when given), the way dawn.node's README documents:
+ * asking for an adapter that no name matches rejects with the list. When there is none at all and no
+ * driver was forced, SwiftShader's ICD is set up first, as `openAdapter` does.
+ */
+export async function listAdapters(options: GpuOptions = {}): Promise<ListedAdapter[]> {
+  await openAdapter({ ...options, adapter: undefined }).catch(() => undefined); // Sets up the software fallback when needed.
+  const gpu = create(dawnFlags({ ...options, adapter: NO_SUCH_ADAPTER })) as GPU;
+  instances.push(gpu);
+  try {
+    await gpu.requestAdapter();
+    return [];
+  } catch (error) {
+    const listed = parseAdapterList((error as Error).message);
+    return options.backend ? listed.filter((entry) => entry.backend === options.backend) : listed;
+  }
 }
 
 /** The native `navigator.gpu` for a job that runs on a local device (`salus run --local`). */

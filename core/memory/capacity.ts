@@ -29,8 +29,8 @@ export interface GraphicsController {
 
 /** Platform look-ups, replaceable in tests. Each resolves null or [] when it learns nothing; none rejects. */
 export interface CapacityProbes {
-  /** Total memory of the first GPU that `nvidia-smi` lists, in MiB, or null. */
-  nvidiaSmiMiB(): Promise<number | null>;
+  /** Total memory, in MiB, of the GPU `nvidia-smi` lists under `deviceName` (else its first), or null. */
+  nvidiaSmiMiB(deviceName?: string): Promise<number | null>;
   /** systeminformation's graphics controllers. */
   graphicsControllers(): Promise<GraphicsController[]>;
 }
@@ -74,17 +74,13 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, fallback: T): Pr
 
 /** The real probes: `nvidia-smi` through execFile, systeminformation loaded on first use. */
 export const platformProbes: CapacityProbes = {
-  nvidiaSmiMiB() {
+  nvidiaSmiMiB(deviceName) {
     return new Promise((resolve) => {
       execFile(
         'nvidia-smi',
-        ['--query-gpu=memory.total', '--format=csv,noheader,nounits'],
+        ['--query-gpu=name,memory.total', '--format=csv,noheader,nounits'],
         { timeout: NVIDIA_SMI_TIMEOUT_MS, windowsHide: true },
-        (error, stdout) => {
-          if (error) return resolve(null);
-          const mib = Number.parseFloat(String(stdout).trim().split(/\r?\n/)[0] ?? '');
-          resolve(Number.isFinite(mib) && mib > 0 ? mib : null);
-        },
+        (error, stdout) => resolve(error ? null : nvidiaSmiRowMiB(String(stdout), deviceName)),
       );
     });
   },
@@ -96,6 +92,24 @@ export const platformProbes: CapacityProbes = {
     return withTimeout(work, GRAPHICS_TIMEOUT_MS, []);
   },
 };
+
+/**
+ * From `nvidia-smi --query-gpu=name,memory.total` (one `NAME, MIB` line a GPU): the MiB of the GPU whose name
+ * matches `deviceName` (either contains the other, by letters and digits only: Dawn may say
+ * `nvidia-geforce-rtx-4090`), else of the first; null when there is none.
+ * With several GPUs, each adapter is sized as its model is.
+ */
+export function nvidiaSmiRowMiB(stdout: string, deviceName?: string): number | null {
+  const rows = stdout.trim().split(/\r?\n/).map((line) => {
+    const comma = line.lastIndexOf(',');
+    return { name: lettersAndDigits(line.slice(0, Math.max(0, comma))), mib: Number.parseFloat(line.slice(comma + 1)) };
+  }).filter((row) => Number.isFinite(row.mib) && row.mib > 0);
+  const name = deviceName === undefined ? '' : lettersAndDigits(deviceName);
+  const named = name ? rows.find((row) => row.name && (row.name.includes(name) || name.includes(row.name))) : undefined;
+  return (named ?? rows[0])?.mib ?? null;
+}
+
+const lettersAndDigits = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 function isOtherVendor(vendor: string | undefined, deviceName: string | undefined): boolean {
   const text = `${vendor ?? ''} ${deviceName ?? ''}`.toLowerCase();
@@ -121,7 +135,7 @@ function detected(totalBytes: number, tool: string): DetectedCapacity | null {
  * Decides the capacity, first answer wins:
  * 1. `configuredBytes` → source "--memory" (must be a positive number; rejects otherwise);
  * 2. a software GPU → SOFTWARE_DEFAULT_BYTES, "default for a software GPU; set --memory";
- * 3. `nvidia-smi` (first GPU; skipped when the adapter's vendor is known and not NVIDIA);
+ * 3. `nvidia-smi` (the GPU of the adapter's name, else the first; skipped when the adapter's vendor is known and not NVIDIA);
  * 4. systeminformation's controller matching `deviceName`, else the one with the most vram;
  * 5. UNKNOWN_DEFAULT_BYTES, "default (GPU memory size unknown; set --memory)".
  * Detected sizes (3 and 4) have HEADROOM_BYTES taken off, and their source says so.
@@ -140,7 +154,7 @@ export async function detectCapacity(options: CapacityOptions): Promise<Detected
   }
   const probes = options.probes ?? platformProbes;
   if (!isOtherVendor(vendor, deviceName)) {
-    const mib = await probes.nvidiaSmiMiB().catch(() => null);
+    const mib = await probes.nvidiaSmiMiB(deviceName).catch(() => null);
     const found = mib ? detected(mib * MiB, 'nvidia-smi') : null;
     if (found) return found;
   }

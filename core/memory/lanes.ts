@@ -9,7 +9,7 @@ import type { Ledger } from './ledger.js';
 
 /** One lane. Its size lives in the ledger (`ledger.laneSizeBytes(id)`). */
 export interface Lane {
-  /** "lane-1", "lane-2", …; never reused within a manager. */
+  /** "lane-1", "lane-2", … (after the manager's `laneIdPrefix`, e.g. "gpu1/lane-1"); never reused within a manager. */
   readonly id: string;
   readonly pool: BufferPool;
   /** Admitted jobs, in joining order. */
@@ -23,6 +23,8 @@ export interface LaneTableOptions {
   allocator: BufferAllocator;
   ledger: Ledger;
   nextBufferId: () => number;
+  /** Put before every lane id, so lanes of several GPUs' managers never share one ('' by default). */
+  laneIdPrefix?: string;
 }
 
 /** The manager's lanes, in creation order. */
@@ -38,7 +40,7 @@ export class LaneTable {
   /** Creates an empty lane of sizeBytes and reserves it in the ledger. */
   create(sizeBytes: number): Lane {
     this.laneCount += 1;
-    const id = `lane-${this.laneCount}`;
+    const id = `${this.options.laneIdPrefix ?? ''}lane-${this.laneCount}`;
     const pool = new BufferPool({ laneId: id, ...this.options });
     const lane: Lane = { id, pool, jobs: new Set(), running: new Set() };
     this.lanes.set(id, lane);

@@ -61,14 +61,14 @@ const invalid = (message: string): AllocRefusal => ({ ok: false, message, errorT
  * Creates a manager over `allocator` with `capacityBytes` to hand out. Every buffer it
  * creates is labelled with the job that holds it.
  */
-export function createMemoryManager(options: { capacityBytes: number; capacitySource: string; allocator: BufferAllocator }): MemoryManager {
-  const { capacityBytes, capacitySource, allocator } = options;
+export function createMemoryManager(options: { capacityBytes: number; capacitySource: string; allocator: BufferAllocator; laneIdPrefix?: string }): MemoryManager {
+  const { capacityBytes, capacitySource, allocator, laneIdPrefix } = options;
   const ledger = new Ledger();
   let bufferCount = 0;
   let leaseCount = 0;
   let changeCount = 0;
   const nextBufferId = () => ++bufferCount;
-  const lanes = new LaneTable({ allocator, ledger, nextBufferId });
+  const lanes = new LaneTable({ allocator, ledger, nextBufferId, laneIdPrefix });
   const jobs = new Map<string, JobMemory>();
   const leases = new Map<number, LeaseRecord>();
 

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { parseSize } from './size.js';
+import { parseGpuMemory } from './gpuId.js';
 import { POLICY_NAMES, type PolicyName, type PolicyParamValue } from '../protocol/state.js';
 
 /** Where the window was, in screen coordinates (x and y absent: let the OS place it). */
@@ -39,7 +39,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Defaults of `salus serve` (each null: its flag's own default). */
 export interface ServiceSettings {
-  /** GPU memory capacity (`--memory SIZE`), or null to detect. */
+  /** GPU memory capacity (`--memory SIZE` for every GPU, or `gpu0=SIZE,…` for each), or null to detect. */
   memory: string | null;
   /** The web panel's `[HOST:]PORT` (`--http`), or null for none. */
   http: string | null;
@@ -77,17 +77,18 @@ const policySchema = z.object({
   params: z.record(z.string().min(1).max(64), z.union([z.number().finite(), z.boolean()])).default({}),
 }).strict();
 
-const size = z.string().refine((text) => {
+/** `--memory`'s value: a size, or sizes by GPU (`gpu0=40GiB,gpu1=20GiB`). */
+const gpuMemory = z.string().refine((text) => {
   try {
-    parseSize(text);
+    parseGpuMemory(text);
     return true;
   } catch {
     return false;
   }
-}, 'a size such as 8GiB, 512MiB or a number of bytes');
+}, 'a size such as 8GiB, 512MiB or a number of bytes, or sizes by GPU such as gpu0=8GiB,gpu1=4GiB');
 
 const serviceSchema = z.object({
-  memory: size.nullable().default(null),
+  memory: gpuMemory.nullable().default(null),
   http: z.string().regex(/^(?:(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):)?\d{1,5}$/, '[HOST:]PORT, e.g. 9400 or 127.0.0.1:9400').nullable().default(null),
   jobsDir: z.string().min(1).nullable().default(null),
   logLevel: z.enum(LOG_LEVELS).default('info'),

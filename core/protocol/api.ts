@@ -15,7 +15,7 @@ export type ServiceEvent =
   | { type: 'jobs'; jobs: JobInfo[] }
   | { type: 'memory'; memory: MemoryMap }
   | { type: 'policy'; policy: PolicyInfo }
-  | { type: 'metrics'; at: number; busyShare: number; queueLength: number; iterationsPerSecond: Record<string, number> }
+  | { type: 'metrics'; at: number; busyShare: number; queueLength: number; iterationsPerSecond: Record<string, number>; /** Each GPU's busy share, by id (with several GPUs). */ busyShareByGpu?: Record<string, number> }
   | { type: 'output'; jobId: string; stream: 'stdout' | 'stderr'; text: string };
 
 /** Where the panel's connection to the service stands. */

@@ -37,6 +37,7 @@ const hints = z.object({
   priority: z.number().finite().optional(),
   durationMs: z.number().finite().nonnegative().optional(),
   share: z.number().finite().positive().optional(),
+  gpu: z.string().min(1).max(64).optional(),
 }).strict();
 
 export const helloSchema = z.object({

@@ -24,6 +24,8 @@ export interface JobHints {
   durationMs?: number;
   /** Weight of the job's GPU time under FAIR, above 0; default 1 (shares 3 and 1: 3/4 and 1/4 of the GPU). */
   share?: number;
+  /** The GPU the job must run on (`salus run --gpu ID`, e.g. `gpu1`); absent: wherever it fits. Read at admission only. */
+  gpu?: string;
 }
 
 /** One row of `salus jobs --json`. Times are epoch milliseconds; null until they happen. */
@@ -41,6 +43,8 @@ export interface JobInfo {
   } & Partial<JobMemoryUse>;
   /** Lane the job is admitted to, or null while queued or after it ends. */
   lane: string | null;
+  /** The GPU the job was placed on (`gpu0`, `gpu1`, …), kept after it ends; null while it waits. Always set by the service. */
+  gpu?: string | null;
   submittedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
@@ -133,6 +137,17 @@ export interface MemoryMap {
   committedBytes?: number;
   jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; querySetBytes?: number; textureBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
   lanes: LaneInfo[];
+  /**
+   * Each GPU of the service, in order, with its own capacity, jobs and lanes; the fields above are their sums
+   * (jobs and lanes: all of them). Always set by the service, one entry on a single-GPU machine.
+   */
+  gpus?: GpuMemoryMap[];
+}
+
+/** One GPU's part of the memory map: its id (`gpu0`, …), its adapter's name, and its own ledger. */
+export interface GpuMemoryMap extends Omit<MemoryMap, 'gpus'> {
+  id: string;
+  name: string;
 }
 
 /** A knob's value: numbers and booleans only, so every knob can be a slider or a switch. */
@@ -182,11 +197,16 @@ export interface ServiceSnapshot {
   version: string;
   /** The machine the service runs on: Slurm's node name there, else the host name (core/platform/nodeName.ts). */
   node?: string;
+  /** The first GPU (on a single-GPU machine, the GPU). */
   gpu: GpuInfo;
+  /** Every GPU the service shares, in order, with its id. Always set by the service. */
+  gpus?: Array<GpuInfo & { id: string }>;
   jobs: JobInfo[];
   memory: MemoryMap;
   policy: PolicyInfo;
   /** Share of the last metrics window during which some lane ran an iteration, 0..1. */
   busyShare: number;
+  /** The same for each GPU, by id (`gpu0`: …). Always set by the service. */
+  busyShareByGpu?: Record<string, number>;
   at: number;
 }

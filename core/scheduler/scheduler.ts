@@ -144,7 +144,7 @@ export interface Scheduler {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-interface JobRecord extends Mutable<SchedJob> {
+interface JobEntry extends Mutable<SchedJob> {
   /** When the job last stopped asking (added, finished an iteration, resumed idle): a hold lasts from here. */
   idleSinceMs: number;
   /** Lane where an iteration of the job is granted and not finished, else null. */
@@ -162,7 +162,7 @@ interface LaneRecord {
 export function createScheduler(options: SchedulerOptions = {}): Scheduler {
   const clock = options.clock ?? systemClock;
   const onListenerError = options.onListenerError ?? rethrowLater;
-  const jobs = new Map<string, JobRecord>();
+  const jobs = new Map<string, JobEntry>();
   const lanes = new Map<string, LaneRecord>();
   const listeners = new Set<(change: SchedulerChange) => void>();
   const queue: SchedulerChange[] = [];
@@ -175,7 +175,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
   let flushing = false;
   let disposed = false;
 
-  function job(id: string): JobRecord {
+  function job(id: string): JobEntry {
     const found = jobs.get(id);
     if (!found) throw new Error(`Unknown job "${id}"`);
     return found;
@@ -215,7 +215,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
     }
   }
 
-  function stopWaiting(rec: JobRecord, nowMs: number): number {
+  function stopWaiting(rec: JobEntry, nowMs: number): number {
     if (rec.waitingSinceMs === null) return 0;
     const waitedMs = Math.max(0, nowMs - rec.waitingSinceMs);
     rec.queuedMs += waitedMs;
@@ -223,7 +223,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
     return waitedMs;
   }
 
-  function grant(rec: JobRecord, laneId: string, nowMs: number): void {
+  function grant(rec: JobEntry, laneId: string, nowMs: number): void {
     const pending = rec.pending!;
     const waitedMs = stopWaiting(rec, nowMs);
     rec.pending = null;
@@ -246,7 +246,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       clock.clearTimeout(found.hold);
       found.hold = null;
     }
-    const candidates: JobRecord[] = [];
+    const candidates: JobEntry[] = [];
     for (const id of found.jobs) {
       const rec = jobs.get(id)!;
       if (!rec.paused && rec.runningLane === null) candidates.push(rec);

@@ -208,7 +208,7 @@ class Connection {
     }
     this.role = hello.role;
     this.decoder.maxFrameBytes = MAX_FRAME_BYTES;
-    const gpu = this.service.options.gpu;
+    const gpu = this.service.welcomeGpu(hello.hints);
     const adapter = { info: gpu.info, limits: gpu.limits, features: gpu.info.features, wgslLanguageFeatures: gpu.wgslLanguageFeatures };
     if (hello.role === 'job') {
       // Who is at the other end, from the OS (the hello's pid is only the job's claim).

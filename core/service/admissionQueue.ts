@@ -1,12 +1,12 @@
 /**
  * The admission queue: jobs that asked for their first device and wait for
  * memory, in arrival order, each with the device requests it is owed an answer
- * for. `admitWaiting` asks the memory manager for each in turn (a small job may
- * pass a big one that still waits) and says who was admitted to which lane and
- * who can never fit; the service acts on that. Why a job waits is kept for its
- * `queued` message and logged once per change.
+ * for. `admitWaiting` runs the admission loop of core/memory/placement.ts (the
+ * simulator runs the same) over the service's GPUs and says who was admitted to
+ * which GPU and lane and who can never fit; the service acts on that. Why a job
+ * waits is kept for its `queued` message and logged once per change.
  */
-import type { MemoryManager } from '../memory/types.js';
+import { admitInArrivalOrder, placeJob, type PlacementTarget } from '../memory/placement.js';
 import { formatBytes } from '../platform/size.js';
 import type { JobHints } from '../protocol/state.js';
 import type { JobRecord } from './jobRecord.js';
@@ -14,13 +14,12 @@ import type { MeasuredProfile, ServiceHistory } from './serviceHistory.js';
 
 /** What became of a waiting job: admitted to a lane, or refused for good. Its owed request ids come along. */
 export type AdmissionOutcome =
-  | { kind: 'admitted'; job: JobRecord; laneId: string; rids: number[] }
+  | { kind: 'admitted'; job: JobRecord; gpuId: string; laneId: string; rids: number[] }
   | { kind: 'refused'; job: JobRecord; reason: string; rids: number[] };
 
 export interface AdmissionQueueDeps {
-  memory: Pick<MemoryManager, 'admit'>;
-  /** Lanes the policy allows now. */
-  maxLanes: () => number;
+  /** The GPUs a job may go to, in their order (core/memory/placement.ts). */
+  targets: () => readonly PlacementTarget[];
   /** The job history, for what earlier runs of a program measured (null: none kept). */
   history: () => ServiceHistory | null;
   log: (line: string) => void;
@@ -72,23 +71,23 @@ export class AdmissionQueue {
 
   /** Tries every waiting job in arrival order; returns those that left the queue. */
   admitWaiting(): AdmissionOutcome[] {
-    const outcomes: AdmissionOutcome[] = [];
-    for (const job of [...this.waiting]) {
-      const result = this.deps.memory.admit({ jobId: job.id, ...this.admissionHints(job) }, { maxLanes: this.deps.maxLanes() });
-      if (result.kind === 'wait') {
-        if (this.reasons.get(job.id) !== result.reason) this.deps.log(`salus: ${job.id} waits: ${result.reason}`);
-        this.reasons.set(job.id, result.reason);
-        job.error = null;
-        continue;
-      }
+    const targets = this.deps.targets();
+    const place = (job: JobRecord) => placeJob({
+      jobId: job.id, ...this.admissionHints(job), gpu: job.hints.gpu, expectedPersistentBytes: this.measured.get(job.id)?.persistentBytes,
+    }, targets);
+    const steps = admitInArrivalOrder(this.waiting, place, (job, reason) => {
+      if (this.reasons.get(job.id) !== reason) this.deps.log(`salus: ${job.id} waits: ${reason}`);
+      this.reasons.set(job.id, reason);
+      job.error = null;
+    });
+    return steps.map(({ item: job, result }): AdmissionOutcome => {
       const rids = this.rids.get(job.id) ?? [];
       this.remove(job);
       this.measured.delete(job.id);
-      outcomes.push(result.kind === 'admitted'
-        ? { kind: 'admitted', job, laneId: result.laneId, rids }
-        : { kind: 'refused', job, reason: result.reason, rids });
-    }
-    return outcomes;
+      return result.kind === 'admitted'
+        ? { kind: 'admitted', job, gpuId: result.gpuId, laneId: result.laneId, rids }
+        : { kind: 'refused', job, reason: result.reason, rids };
+    });
   }
 
   /**

@@ -45,6 +45,8 @@ export interface JobRecord {
   closedAt: number | null;
   error: string | null;
   laneId: string | null;
+  /** The GPU admission placed it on (serviceGpu.ts); kept after it ends, null until placed. */
+  gpuId: string | null;
   peer: JobPeer | null;
   session: Session | null;
   /** Exit code from the job's goodbye or its launcher's report. */
@@ -123,6 +125,7 @@ export function toJobInfo(job: JobRecord, live: JobLiveStats | null): JobInfo {
       writtenFirstBytes: stats?.writtenFirstBytes ?? 0,
     },
     lane: job.laneId,
+    gpu: job.gpuId,
     submittedAt: job.submittedAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,

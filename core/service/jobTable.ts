@@ -71,7 +71,7 @@ export class JobTable {
     const job: JobRecord = {
       id, name: hello.name || id, state: 'queued', hints, priority: hints.priority ?? 0,
       pid: hello.pid ?? null, submittedAt: now, startedAt: null, finishedAt: null, closedAt: null, error: null,
-      laneId: null, peer, session: null, exitCode: null, killed: false, iterationSource: 'inferred', final: null,
+      laneId: null, gpuId: null, peer, session: null, exitCode: null, killed: false, iterationSource: 'inferred', final: null,
       output: '', gpuErrors: { count: 0, first: null }, file: hello.file ?? null, args: hello.args ?? [],
     };
     this.jobs.set(id, job);

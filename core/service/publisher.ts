@@ -35,6 +35,8 @@ export class Publisher {
   readonly onDidPublish: Event<ServiceEvent> = this.emitter.event;
   /** Lanes' busy time, sampled with each `metrics` event. */
   readonly busy = new BusyMeter();
+  /** The same per GPU, by id. */
+  private readonly busyByGpu = new Map<string, BusyMeter>();
   private readonly dirty = new Set<StatePart>();
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly metricsTimer: NodeJS.Timeout;
@@ -63,6 +65,18 @@ export class Publisher {
     this.flushTimer.unref();
   }
 
+  /** The busy meter of one GPU (made at first use). */
+  gpuBusy(gpuId: string): BusyMeter {
+    let meter = this.busyByGpu.get(gpuId);
+    if (!meter) this.busyByGpu.set(gpuId, (meter = new BusyMeter()));
+    return meter;
+  }
+
+  /** Each GPU's busy share as of the last sample. */
+  lastShareByGpu(): Record<string, number> {
+    return Object.fromEntries([...this.busyByGpu].map(([id, meter]) => [id, meter.lastShare]));
+  }
+
   /** Sends an event now (job output: not coalesced). */
   publish(event: ServiceEvent): void {
     this.emitter.fire(event);
@@ -71,11 +85,13 @@ export class Publisher {
   /** Samples the busy share and each job's iterations since the last sample. */
   publishMetrics(): void {
     const busyShare = this.busy.sample();
+    for (const meter of this.busyByGpu.values()) meter.sample();
     const iterationsPerSecond: Record<string, number> = {};
     const next = this.state.iterationsDone();
     for (const [jobId, done] of next) iterationsPerSecond[jobId] = done - (this.lastIterations.get(jobId) ?? done);
     this.lastIterations = next;
-    this.emitter.fire({ type: 'metrics', at: Date.now(), busyShare, queueLength: this.state.queueLength(), iterationsPerSecond });
+    const byGpu = this.busyByGpu.size > 1 ? { busyShareByGpu: this.lastShareByGpu() } : {};
+    this.emitter.fire({ type: 'metrics', at: Date.now(), busyShare, queueLength: this.state.queueLength(), iterationsPerSecond, ...byGpu });
   }
 
   dispose(): void {

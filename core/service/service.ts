@@ -1,27 +1,23 @@
 /**
- * The Salus service, as composition: one shared device, the memory manager,
- * the scheduler, the job table (jobTable.ts, the only writer of job state), the
- * admission queue (admissionQueue.ts) and the publisher of events
- * (publisher.ts). Transports (core/server's socket, core/bridge's WebSocket)
- * hand it job messages; control calls reach it through control.ts. It admits
- * jobs (they wait `queued` until their memory fits), gives each admitted job a
- * session that replays its GPU work one granted iteration at a time, and
- * publishes its state. Nothing a job sends can take it down: every failure
- * stays with that job.
+ * The Salus service, as composition: its GPUs (serviceGpu.ts: each a shared
+ * device with its own memory manager and scheduler), the job table
+ * (jobTable.ts, the only writer of job state), the admission queue
+ * (admissionQueue.ts) and the publisher of events (publisher.ts). Transports
+ * (core/server's socket, core/bridge's WebSocket) hand it job messages; control
+ * calls reach it through control.ts. It admits jobs (they wait `queued` until
+ * their memory fits on some GPU; all of a job's devices live on the GPU it was
+ * placed on), gives each admitted job a session that replays its GPU work one
+ * granted iteration at a time, and publishes its state. Nothing a job sends
+ * can take it down: every failure stays with that job.
  *
  * Past 450 lines on purpose: every operation of a job's lifecycle (hello,
  * device requests, admission, pause, kill, exit, hang, lost GPU) reads best in
  * one place, in the order a job meets them; what keeps state of its own is in
  * the files beside this one.
  */
-import { createMemoryManager, type MemoryManager } from '../memory/memoryManager.js';
-import { deviceAllocator } from '../memory/allocator.js';
-import { formatBytes } from '../platform/size.js';
-import { createScheduler, withAttainedFractions, type Scheduler } from '../scheduler/index.js';
+import { withAttainedFractions, type SchedulerChange } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
 import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
-import { Residency } from '../executor/residency.js';
-import type { OpenedGpu } from '../executor/gpu.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import { requestIds } from '../protocol/commandCodec.js';
 import { nodeName } from '../platform/nodeName.js';
@@ -35,6 +31,7 @@ import { Publisher, type StatePart } from './publisher.js';
 import { Emitter, type Event } from './events.js';
 import type { ServiceHistory } from './serviceHistory.js';
 import type { ServiceEvent } from '../protocol/api.js';
+import { commonGpu, describeGpus, gpusMemoryMap, onEveryScheduler, ServiceGpu, type GpuSchedulerChange, type GpuSetup, type WelcomeGpu } from './serviceGpu.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -42,9 +39,8 @@ export const SERVICE_VERSION = '0.1.0';
 const EXIT_REPORT_GRACE_MS = 1500;
 
 export interface ServiceOptions {
-  gpu: OpenedGpu;
-  capacityBytes: number;
-  capacitySource: string;
+  /** The GPUs to share, in order (ids `gpu0`, `gpu1`, … unless given); at least one. */
+  gpus: GpuSetup[];
   policy?: PolicyName;
   params?: Record<string, PolicyParamValue>;
   /** The bulk channel's folder (core/platform/bulkDir.ts), or null to send all bytes on the socket. */
@@ -67,17 +63,17 @@ export interface JobIdentified {
 }
 
 export class SalusService {
-  readonly memory: MemoryManager;
-  readonly scheduler: Scheduler;
+  /** The GPUs it shares, in order; at least one. */
+  readonly gpus: readonly ServiceGpu[];
   /** The job history (core/history), when kept: earlier runs' jobs join the table, and job numbers go on from theirs. */
   history: ServiceHistory | null = null;
   readonly log: (line: string) => void;
-  private readonly residency: Residency;
   private readonly jobs = new JobTable();
   private readonly admission: AdmissionQueue;
   private readonly publisher: Publisher;
   private readonly didIdentify = new Emitter<JobIdentified>();
-  private readonly stopWatchdog: () => void;
+  private readonly didSchedule = new Emitter<GpuSchedulerChange>();
+  private readonly stopWatchdogs: Array<() => void>;
 
   /** A job connected and said hello (state `queued`). */
   readonly onDidOpenJob: Event<JobRecord> = this.jobs.onDidOpenJob;
@@ -89,19 +85,16 @@ export class SalusService {
   readonly onDidIdentifyJob: Event<JobIdentified> = this.didIdentify.event;
   /** Every event for subscribers: coalesced state, metrics, output. */
   readonly onDidPublish: Event<ServiceEvent>;
+  /** Grants, finishes and other scheduler changes of every GPU, after the service has acted on them. */
+  readonly onDidSchedule: Event<GpuSchedulerChange> = this.didSchedule.event;
 
   constructor(readonly options: ServiceOptions) {
     this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
-    this.memory = createMemoryManager({
-      capacityBytes: options.capacityBytes,
-      capacitySource: options.capacitySource,
-      allocator: deviceAllocator(options.gpu.device),
-    });
-    this.residency = new Residency(this.memory, this.log);
-    this.scheduler = createScheduler({ policy: options.policy ?? 'FIFO', params: options.params });
-    this.admission = new AdmissionQueue({
-      memory: this.memory, maxLanes: () => this.scheduler.maxLanes(), history: () => this.history, log: this.log,
-    });
+    const setups = options.gpus;
+    if (setups.length === 0) throw new Error('a service needs at least one GPU');
+    const gpuOptions = { policy: options.policy ?? 'FIFO', params: options.params, log: this.log, qualifyLanes: setups.length > 1 };
+    this.gpus = setups.map((setup, index) => new ServiceGpu(setup, index, gpuOptions));
+    this.admission = new AdmissionQueue({ targets: () => this.gpus, history: () => this.history, log: this.log });
     this.publisher = new Publisher({
       jobInfos: () => this.jobInfos(),
       memoryMap: () => this.memoryMap(),
@@ -111,20 +104,8 @@ export class SalusService {
     });
     this.onDidPublish = this.publisher.onDidPublish;
     this.jobs.onDidChangeJob(() => this.markDirty('jobs'));
-    this.stopWatchdog = watchIterations(this.scheduler, (hung) => this.endHung(hung));
-    this.scheduler.onDidChange((change) => {
-      if (change.type === 'grant') {
-        this.publisher.busy.start(change.laneId);
-        this.handOverLane(change.laneId, change.jobId);
-      }
-      if (change.type === 'finish' || change.type === 'abort') this.publisher.busy.stop(change.laneId);
-      if (change.type === 'policy') {
-        this.markDirty('policy');
-        this.admitWaiting();
-      }
-      this.markDirty('jobs');
-      this.markDirty('memory');
-    });
+    this.stopWatchdogs = this.gpus.map((gpu) => watchIterations(gpu.scheduler, (hung) => this.endHung(hung)));
+    for (const gpu of this.gpus) gpu.scheduler.onDidChange((change) => this.onSchedulerChange(gpu, change));
   }
 
   // ---- jobs -------------------------------------------------------------
@@ -237,7 +218,7 @@ export class SalusService {
   pause(id: string): void {
     const job = this.job(id);
     if (job.state !== 'running') throw new ControlError(`${id} is ${job.state}; only a running job can be paused`);
-    this.scheduler.pause(id);
+    this.gpuOf(job)?.scheduler.pause(id);
     this.jobs.transition(job, 'paused');
     job.peer?.send({ t: 'state', state: 'paused' });
   }
@@ -245,7 +226,7 @@ export class SalusService {
   resume(id: string): void {
     const job = this.job(id);
     if (job.state !== 'paused') throw new ControlError(`${id} is ${job.state}; only a paused job can be resumed`);
-    this.scheduler.resume(id);
+    this.gpuOf(job)?.scheduler.resume(id);
     this.jobs.transition(job, 'running');
     job.peer?.send({ t: 'state', state: 'running' });
   }
@@ -254,7 +235,7 @@ export class SalusService {
     const job = this.job(id);
     if (!Number.isFinite(priority)) throw new ControlError('priority must be a finite number');
     job.priority = priority;
-    if (job.session) this.scheduler.setPriority(id, priority);
+    if (job.session) this.gpuOf(job)?.scheduler.setPriority(id, priority);
     this.markDirty('jobs');
   }
 
@@ -286,20 +267,14 @@ export class SalusService {
 
   // ---- policy -----------------------------------------------------------
 
+  /** Switches every GPU's scheduler to `name`, live; a bad name or knob changes nothing (the first GPU checks it). */
   setPolicy(name: PolicyName, params?: Record<string, PolicyParamValue>): PolicyInfo {
-    try {
-      return this.scheduler.setPolicy(name, params);
-    } catch (error) {
-      throw new ControlError((error as Error).message);
-    }
+    return this.onEveryScheduler((scheduler) => scheduler.setPolicy(name, params));
   }
 
+  /** Changes knobs of the policy on every GPU; a bad knob changes nothing. */
   setPolicyParams(params: Record<string, PolicyParamValue>): PolicyInfo {
-    try {
-      return this.scheduler.setParams(params);
-    } catch (error) {
-      throw new ControlError((error as Error).message);
-    }
+    return this.onEveryScheduler((scheduler) => scheduler.setParams(params));
   }
 
   // ---- state ------------------------------------------------------------
@@ -308,30 +283,29 @@ export class SalusService {
     return withAttainedFractions([...(this.history?.earlierJobs ?? []), ...[...this.jobs.values()].map((job) => toJobInfo(job, this.liveStats(job)))]);
   }
 
+  /** The memory map: every GPU's (`gpus`), and their sums at the top (DESIGN.md "JSON shapes"). */
   memoryMap(): MemoryMap {
-    const map = this.memory.snapshot();
-    // The scheduler knows who holds each lane now (a job's memory iteration can end later).
-    for (const lane of map.lanes) lane.running = this.scheduler.runningIn(lane.id);
-    for (const entry of map.jobs) {
+    return gpusMemoryMap(this.gpus, (gpu, entry) => {
       const job = this.jobs.get(entry.id);
-      if (job) Object.assign(entry, jobMemoryUse(job, this.memory));
-    }
-    return map;
+      if (job) Object.assign(entry, jobMemoryUse(job, gpu.memory));
+    });
   }
 
   policyInfo(): PolicyInfo {
-    return this.scheduler.policyInfo();
+    return this.gpus[0].scheduler.policyInfo();
   }
 
   snapshot(): ServiceSnapshot {
     return {
       version: SERVICE_VERSION,
       node: nodeName(),
-      gpu: this.options.gpu.info,
+      gpu: this.gpus[0].opened.info,
+      gpus: this.gpus.map((gpu) => ({ id: gpu.id, ...gpu.opened.info })),
       jobs: this.jobInfos(),
       memory: this.memoryMap(),
       policy: this.policyInfo(),
       busyShare: this.publisher.busy.lastShare,
+      busyShareByGpu: Object.fromEntries(this.gpus.map((gpu) => [gpu.id, this.publisher.gpuBusy(gpu.id).lastShare])),
       at: Date.now(),
     };
   }
@@ -343,20 +317,23 @@ export class SalusService {
 
   /** Stops timers and closes every job. */
   dispose(): void {
-    this.stopWatchdog();
+    for (const stop of this.stopWatchdogs) stop();
     this.publisher.dispose();
     for (const job of this.jobs.values()) {
       job.peer?.close();
       this.detach(job);
     }
-    this.scheduler.dispose();
+    for (const gpu of this.gpus) gpu.scheduler.dispose();
   }
 
-  /** One line describing the service, for its log. */
+  /** What describes the service, for its log: one line per GPU (with its id when there are several), then the policy. */
   describe(): string {
-    const info = this.options.gpu.info;
-    return `${info.description || info.device} (${info.backend}${info.isSoftware ? ', software GPU' : ''}), ` +
-      `${formatBytes(this.options.capacityBytes)} capacity (${this.options.capacitySource}), policy ${this.scheduler.policyInfo().name}`;
+    return `${describeGpus(this.gpus)}, policy ${this.policyInfo().name}`;
+  }
+
+  /** The GPU a job's connection is told about before placement: its pinned one if it names one here, else what every GPU offers. */
+  welcomeGpu(hints: JobHints | undefined): WelcomeGpu {
+    return this.gpus.find((gpu) => gpu.id === hints?.gpu)?.opened ?? commonGpu(this.gpus);
   }
 
   // ---- internals --------------------------------------------------------
@@ -368,8 +345,39 @@ export class SalusService {
     return job;
   }
 
-  private deviceInfo() {
-    return { limits: this.options.gpu.limits, features: this.options.gpu.info.features };
+  /** The GPU the job was placed on, or null while it waits (or before it asked for a device). */
+  private gpuOf(job: JobRecord): ServiceGpu | null {
+    return job.gpuId === null ? null : this.gpus.find((gpu) => gpu.id === job.gpuId) ?? null;
+  }
+
+  /** Runs a policy change on every GPU's scheduler, the first one first (it throws, changing nothing, on a bad one). */
+  private onEveryScheduler(change: (scheduler: ServiceGpu['scheduler']) => PolicyInfo): PolicyInfo {
+    try {
+      return onEveryScheduler(this.gpus, change);
+    } catch (error) {
+      throw new ControlError((error as Error).message);
+    }
+  }
+
+  /** A change of one GPU's scheduler: lanes hand over, the busy meter and subscribers hear of it. */
+  private onSchedulerChange(gpu: ServiceGpu, change: SchedulerChange): void {
+    if (change.type === 'grant') {
+      this.publisher.busy.start(change.laneId);
+      this.publisher.gpuBusy(gpu.id).start(change.laneId);
+      this.handOverLane(gpu, change.laneId, change.jobId);
+    }
+    if (change.type === 'finish' || change.type === 'abort') {
+      this.publisher.busy.stop(change.laneId);
+      this.publisher.gpuBusy(gpu.id).stop(change.laneId);
+    }
+    // A policy change reaches every GPU; the first one's says it (and admits) once.
+    if (change.type === 'policy' && gpu === this.gpus[0]) {
+      this.markDirty('policy');
+      this.admitWaiting();
+    }
+    this.markDirty('jobs');
+    this.markDirty('memory');
+    this.didSchedule.fire({ gpuId: gpu.id, change });
   }
 
   /**
@@ -382,11 +390,12 @@ export class SalusService {
       job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.NotAllowed, message: `this job has ended (${job.state})${job.error ? `: ${job.error}` : ''}` } });
       return;
     }
-    if (job.session) {
+    const placed = this.gpuOf(job);
+    if (job.session && placed) {
       if (job.session.deviceCount >= MAX_DEVICES_PER_JOB) {
         job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: `a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` } });
       } else {
-        job.peer?.send({ t: 'reply', rid, result: this.deviceInfo() });
+        job.peer?.send({ t: 'reply', rid, result: placed.deviceInfo() });
       }
       return;
     }
@@ -408,18 +417,20 @@ export class SalusService {
     this.markDirty('memory');
   }
 
-  private admit({ job, laneId, rids }: Extract<AdmissionOutcome, { kind: 'admitted' }>): void {
+  private admit({ job, gpuId, laneId, rids }: Extract<AdmissionOutcome, { kind: 'admitted' }>): void {
+    const gpu = this.gpus.find((candidate) => candidate.id === gpuId)!;
     job.laneId = laneId;
+    job.gpuId = gpuId;
     this.jobs.transition(job, 'running');
     job.session = createJobSession(job, {
-      gpu: this.options.gpu, memory: this.memory, scheduler: this.scheduler, residency: this.residency,
+      gpu: gpu.opened, memory: gpu.memory, scheduler: gpu.scheduler, residency: gpu.residency,
       bulkDir: this.options.bulkDir ?? null, markDirty: (part) => this.markDirty(part), log: this.log,
     });
-    this.residency.add(job.session);
-    this.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
+    gpu.residency.add(job.session);
+    gpu.scheduler.addJob({ id: job.id, laneId, priority: job.priority, itersTotal: job.hints.iterations ?? null, durationMs: job.hints.durationMs ?? null, share: job.hints.share, submittedAtMs: job.submittedAt });
     this.log(`salus: ${job.id} admitted to ${laneId}`);
     job.peer?.send({ t: 'state', state: 'running' });
-    for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: this.deviceInfo() });
+    for (const rid of rids) job.peer?.send({ t: 'reply', rid, result: gpu.deviceInfo() });
   }
 
   /** A job that could not fit even on an empty GPU: every request it is owed is refused (the newest first), and it fails. */
@@ -436,17 +447,18 @@ export class SalusService {
    * pool now (their memory side normally ends at their next command, after the frees that follow a sync), so
    * the lane holds one iteration's working set and not one per job. What they still hold stays theirs.
    */
-  private handOverLane(laneId: string, jobId: string): void {
+  private handOverLane(gpu: ServiceGpu, laneId: string, jobId: string): void {
     for (const job of this.jobs.values()) {
-      if (job.laneId === laneId && job.id !== jobId) this.memory.returnFreed(job.id);
+      if (job.gpuId === gpu.id && job.laneId === laneId && job.id !== jobId) gpu.memory.returnFreed(job.id);
     }
   }
 
   private updateHints(job: JobRecord, hints: JobHints): void {
     job.hints = { ...job.hints, ...hints };
     if (hints.priority !== undefined) this.setPriority(job.id, hints.priority);
-    if (hints.iterations !== undefined && job.session) this.scheduler.setTotal(job.id, hints.iterations);
-    if ((hints.durationMs !== undefined || hints.share !== undefined) && job.session) this.scheduler.setDeclared(job.id, hints);
+    const scheduler = job.session ? this.gpuOf(job)?.scheduler : undefined;
+    if (hints.iterations !== undefined) scheduler?.setTotal(job.id, hints.iterations);
+    if (hints.durationMs !== undefined || hints.share !== undefined) scheduler?.setDeclared(job.id, hints);
     this.markDirty('jobs');
   }
 
@@ -457,11 +469,12 @@ export class SalusService {
     if (live) job.final = live;
     if (job.session) job.iterationSource = job.session.iterationSource;
     this.admission.remove(job);
-    if (job.session) this.residency.remove(job.session);
+    const gpu = this.gpuOf(job);
+    if (job.session) gpu?.residency.remove(job.session);
     job.session?.close();
     job.session = null;
-    this.scheduler.removeJob(job.id);
-    this.memory.release(job.id);
+    gpu?.scheduler.removeJob(job.id);
+    gpu?.memory.release(job.id);
     job.laneId = null;
     this.admitWaiting();
     this.markDirty('jobs');
@@ -508,17 +521,18 @@ export class SalusService {
   }
 
   private liveStats(job: JobRecord) {
-    const stats = this.scheduler.jobStats(job.id);
-    if (!stats) return null;
-    const usage = this.memory.usage(job.id);
-    return { ...stats, ...jobMemoryUse(job, this.memory), persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
+    const gpu = this.gpuOf(job);
+    const stats = gpu?.scheduler.jobStats(job.id);
+    if (!gpu || !stats) return null;
+    const usage = gpu.memory.usage(job.id);
+    return { ...stats, ...jobMemoryUse(job, gpu.memory), persistentBytes: usage.persistentBytes, ephemeralPeakBytes: usage.ephemeralPeakBytes };
   }
 
   /** Iterations done by each job the scheduler knows, for the metrics sample. */
   private iterationsDone(): Map<string, number> {
     const done = new Map<string, number>();
     for (const job of this.jobs.values()) {
-      const iters = this.scheduler.jobStats(job.id)?.itersDone;
+      const iters = this.gpuOf(job)?.scheduler.jobStats(job.id)?.itersDone;
       if (iters !== undefined) done.set(job.id, iters);
     }
     return done;

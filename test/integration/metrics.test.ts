@@ -13,7 +13,7 @@ import { ROOT, startService, type TestService } from '../helpers/service.js';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
 const MiB = 1024 * 1024;
-const JOB_LABELS = ['job', 'lane', 'name', 'state'];
+const JOB_LABELS = ['gpu', 'job', 'lane', 'name', 'state'];
 
 let service: TestService | null = null;
 afterEach(async () => {
@@ -83,7 +83,7 @@ describe('/metrics', () => {
       const f = family(families, name, type);
       for (const sample of f.samples) expect(Object.keys(sample.labels).sort(), name).toEqual(JOB_LABELS);
       for (const job of jobs) {
-        expect(valueOf(f, { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state })).toBeGreaterThanOrEqual(0);
+        expect(valueOf(f, { job: job.id, name: job.name, lane: job.lane ?? 'none', state: job.state, gpu: job.gpu ? '0' : 'none' })).toBeGreaterThanOrEqual(0);
       }
     }
     const alpha = jobs.find((j) => j.name === 'alpha');

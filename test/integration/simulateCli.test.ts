@@ -83,6 +83,19 @@ describe('salus simulate', () => {
     expect(strict.policies[0].avgJctMs).not.toBeCloseTo(3700 / 3, 0);
   });
 
+  it('places jobs on several GPUs with --gpus N, each GPU with --memory of its own', () => {
+    // A and B each hold 40 MiB: on one 64 MiB GPU B waits for A; on two they run side by side.
+    const big = join(dir, 'big.csv');
+    writeFileSync(big, [HEADER, 'A,0,10,100,40MiB,4MiB,0', 'B,0,10,100,40MiB,4MiB,0'].join('\n'));
+    const one = JSON.parse(salus(big, '--json', '--policy', 'FIFO', '--memory', '64MiB').stdout);
+    const two = JSON.parse(salus(big, '--json', '--policy', 'FIFO', '--memory', '64MiB', '--gpus', '2').stdout);
+    expect(one.policies[0].jobs.map((job: { jctMs: number }) => job.jctMs)).toEqual([1000, 2000]);
+    expect(two.gpus).toBe(2);
+    expect(two.policies[0].jobs.map((job: { jctMs: number; gpu: string }) => [job.gpu, job.jctMs])).toEqual([['gpu0', 1000], ['gpu1', 1000]]);
+    expect(salus(big, '--policy', 'FIFO', '--memory', '64MiB', '--gpus', '2').stdout).toContain('FIFO (memory 64 MiB on each of 2 GPUs)');
+    expect(salus(big, '--gpus', '0').stderr).toContain("--gpus must be a whole number from 1 to 1024, got '0'");
+  });
+
   it('lets lanes share the GPU with --max-speedup', () => {
     const run = salus(csvPath, '--policy', 'PACK', '--max-speedup', '1');
     expect(run.code).toBe(0);

@@ -160,7 +160,7 @@ describe.skipIf(missing !== null)('salus submit on a real Slurm cluster', () => 
     const submitted = await node1.cli(['submit', '--slurm', '--output', join(outDir, '%x-%j.out'), '--name', 'big', '--persistent', '150MiB', WGSL, '--', '--iterations', '20']);
     expect(submitted.code, submitted.stderr).toBe(0);
     const id = submitted.stdout.trim();
-    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:5 (150 MiB of hints over each node's GPU memory / shards; only on nodes with gpumem_256MiB)`);
+    expect(submitted.stderr).toContain(`Slurm job ${id} asks for --gres=shard:5 (150 MiB of hints over each node's GPU memory / shards per GPU; only on nodes with gpumem_256MiB)`);
     expect(cluster.run('squeue', ['-h', '-j', id, '-o', '%f']).stdout.trim()).toBe('gpumem_256MiB');
     await cluster.waitIdle(30_000);
     const big = (await node1.json<ClusterJob[]>(['jobs', '--cluster'])).find((job) => job.slurmJobId === id);

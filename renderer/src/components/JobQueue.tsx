@@ -5,7 +5,7 @@
  */
 import { useRef, type ReactElement } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { countByState, selectVisibleJobIds } from '../store/jobView.js';
+import { countByState, selectMultiGpu, selectVisibleJobIds } from '../store/jobView.js';
 import { usePanel, usePanelShallow } from '../store/hooks.js';
 import type { JobSortKey, JobStateFilter } from '../store/uiSlice.js';
 import { JobRow, ROW_HEIGHT } from './JobRow.js';
@@ -24,6 +24,7 @@ const COLUMNS: Column[] = [
   { label: 'Iteration', className: 'col-num', sortKey: 'avgIteration' },
   { label: 'Persistent', className: 'col-num', sortKey: 'persistent' },
   { label: 'Ephemeral', className: 'col-num', sortKey: 'ephemeral' },
+  { label: 'GPU', className: 'col-lane col-gpu', sortKey: 'gpu' },
   { label: 'Lane', className: 'col-lane', sortKey: 'lane' },
   { label: 'Actions', className: 'col-actions', sortKey: null },
 ];
@@ -77,6 +78,9 @@ export function JobQueue(): ReactElement {
   const sort = usePanel((state) => state.sort);
   const setSort = usePanel((state) => state.setSort);
   const scrollRef = useRef<HTMLDivElement>(null);
+  // The GPU column shows only when the service shares several GPUs.
+  const multiGpu = usePanel(selectMultiGpu);
+  const columns = multiGpu ? COLUMNS : COLUMNS.filter((column) => column.sortKey !== 'gpu');
   const virtualizer = useVirtualizer({
     count: ids.length,
     getScrollElement: () => scrollRef.current,
@@ -91,10 +95,10 @@ export function JobQueue(): ReactElement {
         <h2 id="queue-title">Jobs <span className="count">{ids.length === total ? total : `${ids.length} of ${total}`}</span></h2>
         <Toolbar />
       </header>
-      <div role="table" aria-labelledby="queue-title" aria-rowcount={ids.length + 1} className="job-table">
+      <div role="table" aria-labelledby="queue-title" aria-rowcount={ids.length + 1} className={`job-table${multiGpu ? ' multi-gpu' : ''}`}>
         <div role="rowgroup" className="job-head">
           <div role="row" aria-rowindex={1} className="job-row head">
-            {COLUMNS.map((column) => {
+            {columns.map((column) => {
               const active = column.sortKey !== null && sort.key === column.sortKey;
               return (
                 <div

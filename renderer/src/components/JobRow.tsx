@@ -6,7 +6,7 @@
 import { memo, type CSSProperties, type ReactElement } from 'react';
 import { jobColor } from '../colors.js';
 import { formatBytes, formatBytesExact, formatCount, formatDuration, formatIterationMs } from '../format.js';
-import { etaMs, progressShare, shownIterations } from '../store/jobView.js';
+import { etaMs, progressShare, selectMultiGpu, shownIterations } from '../store/jobView.js';
 import { usePanel } from '../store/hooks.js';
 import type { JobInfo } from '../../../core/protocol/state.js';
 import { JobActions, PriorityInput, StateBadge } from './JobControls.js';
@@ -47,12 +47,13 @@ export interface JobRowProps {
   style: CSSProperties;
 }
 
-/** A job's row: badge, name, priority, progress, timing, memory, lane and actions. */
+/** A job's row: badge, name, priority, progress, timing, memory, GPU (when there are several), lane and actions. */
 export const JobRow = memo(function JobRow({ jobId, rowIndex, style }: JobRowProps): ReactElement | null {
   const job = usePanel((state) => state.jobsById[jobId]);
   const live = usePanel((state) => state.memory?.lanes.some((lane) => lane.running === jobId) ?? false);
   const selected = usePanel((state) => state.selectedJobId === jobId);
   const selectJob = usePanel((state) => state.selectJob);
+  const multiGpu = usePanel(selectMultiGpu);
   if (!job) return null;
 
   return (
@@ -85,6 +86,7 @@ export const JobRow = memo(function JobRow({ jobId, rowIndex, style }: JobRowPro
       <div role="cell" className="col-num" title={formatBytesExact(job.memory.ephemeralPeakBytes)}>
         {job.memory.ephemeralPeakBytes ? formatBytes(job.memory.ephemeralPeakBytes) : <span className="muted">—</span>}
       </div>
+      {multiGpu ? <div role="cell" className="col-lane col-gpu">{job.gpu ?? <span className="muted">—</span>}</div> : null}
       <div role="cell" className="col-lane">{job.lane ?? <span className="muted">—</span>}</div>
       <div role="cell" className="col-actions"><JobActions job={job} /></div>
     </div>

@@ -11,7 +11,7 @@ import { useMemo, useState, type CSSProperties, type ReactElement } from 'react'
 import { jobColor } from '../colors.js';
 import { formatBytes, formatBytesExact, formatPercent } from '../format.js';
 import { usePanel } from '../store/hooks.js';
-import type { JobInfo, LaneInfo } from '../../../core/protocol/state.js';
+import type { JobInfo, LaneInfo, MemoryMap } from '../../../core/protocol/state.js';
 import { axisTicks, layoutMemory, type Segment } from './memoryLayout.js';
 
 /** Segments narrower than this share of the bar carry no label (hover or focus still tells). */
@@ -77,11 +77,76 @@ function LaneCard({ lane, jobsById }: { lane: LaneInfo; jobsById: Record<string,
 }
 
 /** The memory card; shows a placeholder until the first memory map arrives. */
+type OneMap = Omit<MemoryMap, 'gpus'>;
+
+/** One GPU's bar: a segment per job's persistent memory and per lane, free space, an axis, and a tooltip on hover. */
+function MemoryBar({ memory, jobsById, label }: { memory: OneMap; jobsById: Record<string, JobInfo>; label: string }): ReactElement {
+  const [hovered, setHovered] = useState<string | null>(null);
+  const segments = useMemo(() => layoutMemory(memory, jobsById), [memory, jobsById]);
+  let start = 0;
+  const centers = new Map<string, number>();
+  for (const segment of segments) {
+    centers.set(segment.key, start + segment.share / 2);
+    start += segment.share;
+  }
+  const active = segments.find((segment) => segment.key === hovered) ?? null;
+  return (
+    <div className="memory-bar-wrap">
+      <div
+        className="memory-bar"
+        role="list"
+        aria-label={`${label}: ${formatBytes(memory.usedBytes)} of ${formatBytes(memory.capacityBytes)} used`}
+        data-capacity-bytes={memory.capacityBytes}
+        data-used-bytes={memory.usedBytes}
+        data-free-bytes={memory.freeBytes}
+        onMouseLeave={() => setHovered(null)}
+      >
+        {segments.map((segment) => (
+          <div
+            key={segment.key}
+            role="listitem"
+            tabIndex={0}
+            className={`segment segment-${segment.kind}${hovered === segment.key ? ' active' : ''}`}
+            style={{ width: `${segment.share * 100}%`, '--segment-color': segment.color ?? undefined, '--segment-ink': segment.ink ?? undefined } as CSSProperties}
+            data-key={segment.key}
+            data-kind={segment.kind}
+            data-bytes={segment.bytes}
+            data-pooled-bytes={segment.kind === 'lane' ? segment.pooledBytes : undefined}
+            data-running={segment.runningJobId ?? undefined}
+            aria-label={describe(segment, jobsById)}
+            onMouseEnter={() => setHovered(segment.key)}
+            onFocus={() => setHovered(segment.key)}
+            onBlur={() => setHovered((key) => (key === segment.key ? null : key))}
+          >
+            {segment.kind === 'lane' ? (
+              <>
+                <div className="segment-pool" style={{ transform: `scaleX(${segment.bytes > 0 ? (segment.pooledBytes ?? 0) / segment.bytes : 0})` }} />
+                {segment.color ? <div className="segment-running" aria-hidden="true" /> : null}
+              </>
+            ) : null}
+            {segment.share >= LABEL_MIN_SHARE ? (
+              <span className="segment-label" aria-hidden="true">
+                {segment.label} <span className="segment-bytes">{formatBytes(segment.bytes)}</span>
+              </span>
+            ) : null}
+          </div>
+        ))}
+      </div>
+      {active ? <Tooltip segment={active} center={centers.get(active.key) ?? 0.5} jobsById={jobsById} /> : null}
+      <div className="memory-axis" aria-hidden="true">
+        {axisTicks(memory.capacityBytes).map((tick) => (
+          <span key={tick} style={{ left: `${(tick / Math.max(memory.capacityBytes, 1)) * 100}%` }}>{formatTick(tick)}</span>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+/** The memory map: the totals, then one bar per GPU (each named, when there are several), then the lanes. */
 export function MemoryMap(): ReactElement {
   const memory = usePanel((state) => state.memory);
   const jobsById = usePanel((state) => state.jobsById);
-  const [hovered, setHovered] = useState<string | null>(null);
-  const segments = useMemo(() => (memory ? layoutMemory(memory, jobsById) : []), [memory, jobsById]);
+  const busyByGpu = usePanel((state) => state.busyShareByGpu);
 
   if (!memory) {
     return (
@@ -92,22 +157,16 @@ export function MemoryMap(): ReactElement {
     );
   }
 
-  let start = 0;
-  const centers = new Map<string, number>();
-  for (const segment of segments) {
-    centers.set(segment.key, start + segment.share / 2);
-    start += segment.share;
-  }
-  const active = segments.find((segment) => segment.key === hovered) ?? null;
   const persistentBytes = memory.jobs.reduce((sum, entry) => sum + entry.persistentBytes, 0);
   // Of the persistent bytes, the jobs' textures (shown when there are any).
   const textureBytes = memory.jobs.reduce((sum, entry) => sum + (entry.textureBytes ?? 0), 0);
   const laneBytes = memory.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0);
+  const gpus = memory.gpus && memory.gpus.length > 1 ? memory.gpus : null;
 
   return (
     <section className="card memory-card" aria-labelledby="memory-title">
       <header className="card-header">
-        <h2 id="memory-title">GPU memory</h2>
+        <h2 id="memory-title">{gpus ? `GPU memory · ${gpus.length} GPUs` : 'GPU memory'}</h2>
         <dl className="memory-summary">
           <div title={formatBytesExact(persistentBytes)}><dt>Persistent</dt><dd>{formatBytes(persistentBytes)}</dd></div>
           {textureBytes > 0 && (
@@ -121,54 +180,23 @@ export function MemoryMap(): ReactElement {
           </div>
         </dl>
       </header>
-      <div className="memory-bar-wrap">
-        <div
-          className="memory-bar"
-          role="list"
-          aria-label={`Memory map: ${formatBytes(memory.usedBytes)} of ${formatBytes(memory.capacityBytes)} used`}
-          data-capacity-bytes={memory.capacityBytes}
-          data-used-bytes={memory.usedBytes}
-          data-free-bytes={memory.freeBytes}
-          onMouseLeave={() => setHovered(null)}
-        >
-          {segments.map((segment) => (
-            <div
-              key={segment.key}
-              role="listitem"
-              tabIndex={0}
-              className={`segment segment-${segment.kind}${hovered === segment.key ? ' active' : ''}`}
-              style={{ width: `${segment.share * 100}%`, '--segment-color': segment.color ?? undefined, '--segment-ink': segment.ink ?? undefined } as CSSProperties}
-              data-key={segment.key}
-              data-kind={segment.kind}
-              data-bytes={segment.bytes}
-              data-pooled-bytes={segment.kind === 'lane' ? segment.pooledBytes : undefined}
-              data-running={segment.runningJobId ?? undefined}
-              aria-label={describe(segment, jobsById)}
-              onMouseEnter={() => setHovered(segment.key)}
-              onFocus={() => setHovered(segment.key)}
-              onBlur={() => setHovered((key) => (key === segment.key ? null : key))}
-            >
-              {segment.kind === 'lane' ? (
-                <>
-                  <div className="segment-pool" style={{ transform: `scaleX(${segment.bytes > 0 ? (segment.pooledBytes ?? 0) / segment.bytes : 0})` }} />
-                  {segment.color ? <div className="segment-running" aria-hidden="true" /> : null}
-                </>
-              ) : null}
-              {segment.share >= LABEL_MIN_SHARE ? (
-                <span className="segment-label" aria-hidden="true">
-                  {segment.label} <span className="segment-bytes">{formatBytes(segment.bytes)}</span>
+      {gpus ? (
+        <ul className="gpu-rows" aria-label="GPUs">
+          {gpus.map((gpu) => (
+            <li key={gpu.id} className="gpu-row" data-gpu={gpu.id}>
+              <div className="gpu-row-head">
+                <span className="gpu-id">{gpu.id}</span>
+                <span className="gpu-name" title={gpu.name}>{gpu.name}</span>
+                <span className="gpu-use muted" title={`${formatBytesExact(gpu.usedBytes)} of ${formatBytesExact(gpu.capacityBytes)}`}>
+                  {formatBytes(gpu.usedBytes)} of {formatBytes(gpu.capacityBytes)} · {gpu.jobs.length} job{gpu.jobs.length === 1 ? '' : 's'}
+                  {busyByGpu[gpu.id] === undefined ? null : ` · busy ${formatPercent(busyByGpu[gpu.id])}`}
                 </span>
-              ) : null}
-            </div>
+              </div>
+              <MemoryBar memory={gpu} jobsById={jobsById} label={`Memory map of ${gpu.id}`} />
+            </li>
           ))}
-        </div>
-        {active ? <Tooltip segment={active} center={centers.get(active.key) ?? 0.5} jobsById={jobsById} /> : null}
-        <div className="memory-axis" aria-hidden="true">
-          {axisTicks(memory.capacityBytes).map((tick) => (
-            <span key={tick} style={{ left: `${(tick / Math.max(memory.capacityBytes, 1)) * 100}%` }}>{formatTick(tick)}</span>
-          ))}
-        </div>
-      </div>
+        </ul>
+      ) : <MemoryBar memory={memory} jobsById={jobsById} label="Memory map" />}
       {memory.lanes.length > 0 ? (
         <ul className="lane-cards" aria-label="Lanes">
           {memory.lanes.map((lane) => <LaneCard key={lane.id} lane={lane} jobsById={jobsById} />)}

@@ -13,6 +13,7 @@ import { SalusMark, UploadIcon } from './icons.js';
 export function TopBar(): ReactElement {
   const gpu = usePanel((state) => state.gpu);
   const version = usePanel((state) => state.version);
+  const gpuCount = usePanel((state) => state.memory?.gpus?.length ?? 1);
   const busyShare = usePanel((state) => state.busyShare);
   const counts = usePanelShallow((state) => countByState(state.jobs));
   const openLaunch = usePanel((state) => state.openLaunch);
@@ -28,7 +29,7 @@ export function TopBar(): ReactElement {
           <span className={`gpu-kind${gpu.isSoftware ? ' software' : ''}`}>{gpu.isSoftware ? 'software' : 'GPU'}</span>
           {/* The adapter's description names it as the service's log does ("SwiftShader driver 5.0.0"); `device` is often an internal id or empty. */}
           <span className="truncate">{gpu.description || gpu.device || gpu.vendor}</span>
-          <span className="muted">{gpu.backend}</span>
+          <span className="muted" style={{ whiteSpace: 'nowrap' }}>{gpu.backend}{gpuCount > 1 ? ` · ${gpuCount} GPUs` : ''}</span>
         </div>
       ) : null}
       <dl className="top-stats">

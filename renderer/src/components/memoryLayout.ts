@@ -32,7 +32,7 @@ export interface Segment {
  * Segments in bar order. Shares are of the capacity, or of used + free if the
  * service ever reports more than its capacity, so the bar never overflows.
  */
-export function layoutMemory(memory: MemoryMap, jobsById: Record<string, JobInfo>): Segment[] {
+export function layoutMemory(memory: Omit<MemoryMap, 'gpus'>, jobsById: Record<string, JobInfo>): Segment[] {
   const scale = Math.max(memory.capacityBytes, memory.usedBytes + memory.freeBytes, 1);
   const segments: Segment[] = [];
   for (const entry of memory.jobs) {

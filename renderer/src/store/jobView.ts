@@ -45,6 +45,7 @@ function sortValue(job: JobInfo, key: JobSortKey): number | string | null {
     case 'avgIteration': return job.avgIterationMs;
     case 'persistent': return job.memory.persistentBytes;
     case 'ephemeral': return job.memory.ephemeralPeakBytes;
+    case 'gpu': return job.gpu ?? null;
     case 'lane': return job.lane;
     case 'submitted': return job.submittedAt;
   }
@@ -99,4 +100,9 @@ export function countByState(jobs: JobInfo[]): Record<JobState, number> {
   const counts: Record<JobState, number> = { queued: 0, running: 0, paused: 0, done: 0, failed: 0, killed: 0 };
   for (const job of jobs) counts[job.state] += 1;
   return counts;
+}
+
+/** Whether the service shares more than one GPU (the queue then shows each job's GPU). */
+export function selectMultiGpu(state: PanelState): boolean {
+  return (state.memory?.gpus?.length ?? 1) > 1;
 }

@@ -16,6 +16,8 @@ export interface MetricsSample {
   queueLength: number;
   /** Iterations per second, by job id; jobs absent from a sample ran none. */
   iterationsPerSecond: Record<string, number>;
+  /** Each GPU's busy share, by id, where the service has several. */
+  busyShareByGpu?: Record<string, number>;
 }
 
 /** Columns oldest-first, in the units uPlot takes (x in epoch seconds). */

@@ -21,7 +21,7 @@ export function createMetricsSlice(capacity = 600): StateCreator<PanelState, [],
     metricsVersion: 0,
     pushMetrics(sample) {
       get().metrics.push(sample);
-      set({ metricsVersion: get().metricsVersion + 1, busyShare: sample.busyShare });
+      set({ metricsVersion: get().metricsVersion + 1, busyShare: sample.busyShare, busyShareByGpu: sample.busyShareByGpu ?? {} });
     },
   });
 }

@@ -47,6 +47,7 @@ export function createPanelStore(options: PanelStoreOptions = {}): PanelStore {
           memory: snapshot.memory,
           policy: snapshot.policy,
           busyShare: snapshot.busyShare,
+          busyShareByGpu: snapshot.busyShareByGpu ?? {},
           snapshotAt: snapshot.at,
         });
       },

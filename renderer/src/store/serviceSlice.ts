@@ -17,6 +17,8 @@ export interface ServiceSlice {
   policy: PolicyInfo | null;
   /** Share of the last metrics window during which some lane ran, 0..1. */
   busyShare: number;
+  /** The same for each GPU, by id (`gpu0`: …). */
+  busyShareByGpu: Record<string, number>;
   /** When the last snapshot was taken (service clock, epoch ms). */
   snapshotAt: number | null;
   applyMemory(memory: MemoryMap): void;
@@ -32,6 +34,7 @@ export const createServiceSlice: StateCreator<PanelState, [], [], ServiceSlice> 
   memory: null,
   policy: null,
   busyShare: 0,
+  busyShareByGpu: {},
   snapshotAt: null,
   applyMemory(memory) {
     set({ memory });

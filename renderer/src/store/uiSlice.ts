@@ -10,7 +10,7 @@ import type { PanelState } from './panelStore.js';
 
 /** Columns the job queue sorts by. */
 export type JobSortKey =
-  | 'state' | 'name' | 'priority' | 'progress' | 'eta' | 'avgIteration' | 'persistent' | 'ephemeral' | 'lane' | 'submitted';
+  | 'state' | 'name' | 'priority' | 'progress' | 'eta' | 'avgIteration' | 'persistent' | 'ephemeral' | 'gpu' | 'lane' | 'submitted';
 
 /** The queue's sort column and direction. */
 export interface JobSort {

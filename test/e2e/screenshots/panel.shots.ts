@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { ROOT, startService, type JobProcess } from '../../helpers/service.js';
+import { makeTwinSwiftShader } from '../../../bench/twinGpu.js';
+import { until } from '../../helpers/rawSocket.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const STEPS = join(ROOT, 'test', 'fixtures', 'jobs', 'steps.js');
@@ -104,5 +106,35 @@ it('takes the panel screenshots', async () => {
     for (const job of jobs) job.child.kill('SIGTERM');
     await browser.close();
     await service.stop();
+  }
+}, 240_000);
+
+it('takes the two-GPU screenshot (docs/panel-gpus.png)', async () => {
+  const twin = makeTwinSwiftShader();
+  if ('reason' in twin) throw new Error(`no second software GPU: ${twin.reason}`);
+  const service = await startService(['--http', '127.0.0.1:0', '--gpus', 'all', '--memory', '64MiB', '--policy', 'FAIR'], twin.env);
+  const jobs: JobProcess[] = [];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  try {
+    const url = (await until(() => /salus: panel at (\S+)/.exec(service.log()), 'the panel URL'))[1];
+    // Two 40 MiB jobs (one per GPU), a small one beside the first, and a third 40 MiB one waiting for room.
+    jobs.push(service.startJob(run('resnet-tiny', 3000, 40, 4)));
+    jobs.push(service.startJob(run('bert-mini', 3000, 40, 4)));
+    jobs.push(service.startJob(run('mlp-small', 3000, 8, 2)));
+    await service.waitForJobs((all) => all.filter((j) => j.state === 'running' && j.iterations.done >= 2).length === 3, 60_000);
+    jobs.push(service.startJob(run('gan-small', 500, 40, 4)));
+    await service.waitForJobs((all) => all.some((j) => j.name === 'gan-small' && j.state === 'queued'));
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, colorScheme: 'light' });
+    await page.goto(url);
+    await page.getByText('Connected', { exact: true }).waitFor();
+    await page.locator('.gpu-row').nth(1).waitFor();
+    await page.waitForTimeout(Math.min(SETTLE_MS, 10_000));
+    await page.screenshot({ path: join(DOCS, 'panel-gpus.png') });
+    expect(await page.locator('.gpu-row').count()).toBe(2);
+  } finally {
+    for (const job of jobs) job.child.kill('SIGTERM');
+    await browser.close();
+    await service.stop();
+    twin.remove();
   }
 }, 240_000);

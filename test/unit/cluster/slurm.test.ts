@@ -44,6 +44,9 @@ describe('gresRequest', () => {
     const plain = parseNodes('NodeName=n1 Gres=gpu:2 Partitions=p\nNodeName=n2 Gres=gpu:1,shard:8 Partitions=q\n');
     expect(gresRequest(plain, GiB, { partition: 'p' }).gres).toBe('gpu:1');
     expect(gresRequest(plain, 3 * GiB, { partition: 'q', gpuMemoryBytes: 8 * GiB }).gres).toBe('shard:3');
+    // A node of four 80 GiB GPUs with 64 shards has 16 a GPU (5 GiB each): 9 GiB takes 2, not ⌈9 / 1.25⌉ = 8.
+    const four = parseNodes('NodeName=g4 AvailableFeatures=gpumem_80GiB Gres=gpu:4,shard:64 Partitions=big\n');
+    expect(gresRequest(four, 9 * GiB)).toMatchObject({ gres: 'shard:2' });
     // Without any size known, nothing is refused: one shard.
     expect(gresRequest(plain, 300 * GiB, { partition: 'q' }).gres).toBe('shard:1');
   });

@@ -4,6 +4,7 @@ import {
   SOFTWARE_DEFAULT_BYTES,
   UNKNOWN_DEFAULT_BYTES,
   detectCapacity,
+  nvidiaSmiRowMiB,
   type CapacityProbes,
 } from '../../../core/memory/capacity.js';
 import { GiB, MiB } from './helpers.js';
@@ -72,5 +73,25 @@ describe('detectCapacity', () => {
     const capacity = await detectCapacity({ isSoftware: false });
     expect(capacity.bytes).toBeGreaterThan(0);
     expect(capacity.source).toMatch(/nvidia-smi|systeminformation|default/);
+  });
+});
+
+describe('nvidiaSmiRowMiB', () => {
+  const rows = 'NVIDIA A100-SXM4-80GB, 81920\nNVIDIA GeForce RTX 4090, 24564\n';
+
+  test('sizes each adapter as nvidia-smi lists its model, else as the first GPU', () => {
+    expect(nvidiaSmiRowMiB(rows, 'NVIDIA GeForce RTX 4090')).toBe(24564);
+    expect(nvidiaSmiRowMiB(rows, 'nvidia a100-sxm4-80gb')).toBe(81920);
+    expect(nvidiaSmiRowMiB(rows, 'nvidia-geforce-rtx-4090')).toBe(24564);
+    expect(nvidiaSmiRowMiB(rows, 'Quadro P400')).toBe(81920);
+    expect(nvidiaSmiRowMiB(rows)).toBe(81920);
+    expect(nvidiaSmiRowMiB('')).toBeNull();
+    expect(nvidiaSmiRowMiB('NVIDIA A100, [N/A]')).toBeNull();
+  });
+
+  test('detectCapacity asks nvidia-smi for the adapter by its name', async () => {
+    const p = probes(24564);
+    await detectCapacity({ isSoftware: false, vendor: 'nvidia', deviceName: 'NVIDIA GeForce RTX 4090', probes: p });
+    expect(p.nvidiaSmiMiB).toHaveBeenCalledWith('NVIDIA GeForce RTX 4090');
   });
 });

@@ -44,6 +44,13 @@ describe('SettingsStore', () => {
     expect(SettingsStore.load(file).get().service).toEqual({ memory: '512MB', http: '127.0.0.1:9400', jobsDir: '/srv/jobs', logLevel: 'debug' });
   });
 
+  it('keeps a memory size for each GPU, as salus serve --memory takes it', () => {
+    const store = SettingsStore.load(file);
+    store.update({ service: { memory: 'gpu0=40GiB,gpu1=20GiB' } });
+    expect(SettingsStore.load(file).get().service.memory).toBe('gpu0=40GiB,gpu1=20GiB');
+    expect(() => store.update({ service: { memory: 'gpuX=1GiB' } })).toThrow();
+  });
+
   it("imports the desktop app's file of before once, so the service reads the same, and never writes it", () => {
     const legacy = join(dir, 'userData', 'settings.json');
     SettingsStore.load(legacy).update({ policy: { name: 'FAIR', params: { holdMs: 20 } } });

@@ -14,6 +14,7 @@ function fakeMemory(capacityBytes: number) {
   let freeBytes = capacityBytes;
   return {
     asked,
+    capacityBytes,
     setFree(bytes: number) { freeBytes = bytes; },
     admit(request: JobMemoryRequest): AdmissionResult {
       asked.push(request);
@@ -31,7 +32,8 @@ const hello = (hints: Hello['hints'], extra: Partial<Hello> = {}): Hello => ({ t
 
 function queueOver(memory: ReturnType<typeof fakeMemory>, history: ServiceHistory | null = null) {
   const log: string[] = [];
-  const queue = new AdmissionQueue({ memory, maxLanes: () => 1, history: () => history, log: (line) => log.push(line) });
+  const target = { id: 'gpu0', memory, maxLanes: () => 1, load: () => 0 };
+  const queue = new AdmissionQueue({ targets: () => [target], history: () => history, log: (line) => log.push(line) });
   return { queue, log };
 }
 
@@ -62,7 +64,7 @@ describe('the admission queue', () => {
     queue.add(job, 9);
     expect(queue.admitWaiting()).toEqual([]);
     memory.setFree(10);
-    expect(queue.admitWaiting()).toEqual([{ kind: 'admitted', job, laneId: 'lane-1', rids: [4, 9] }]);
+    expect(queue.admitWaiting()).toEqual([{ kind: 'admitted', job, gpuId: 'gpu0', laneId: 'lane-1', rids: [4, 9] }]);
   });
 
   it('refuses for good a job that could not fit on an empty GPU', () => {

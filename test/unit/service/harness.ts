@@ -81,7 +81,8 @@ export class Peer {
 export interface ServiceHarness {
   readonly gpu: OpenedGpu;
   /** A fresh service for this test (disposed after it). */
-  start(options?: Partial<ServiceOptions>, cluster?: Partial<ControlTarget['cluster']>): SalusService;
+  /** `capacityBytes` sizes the one GPU of the test's device (64 MiB unless given), where `gpus` does not say otherwise. */
+  start(options?: Partial<ServiceOptions> & { capacityBytes?: number }, cluster?: Partial<ControlTarget['cluster']>): SalusService;
   readonly service: SalusService;
   readonly target: ControlTarget;
   readonly log: string[];
@@ -109,7 +110,7 @@ export function useService(): ServiceHarness {
       await peer.closed;
     }
     service?.dispose();
-    if (service) expect(service.memory.snapshot().usedBytes, 'bytes left in the ledger').toBe(0);
+    if (service) expect(service.memoryMap().usedBytes, 'bytes left in the ledger').toBe(0);
     service = undefined;
     log.length = 0;
   });
@@ -130,7 +131,8 @@ export function useService(): ServiceHarness {
     get target() { return target!; },
     log,
     start(options = {}, cluster = {}) {
-      service = new SalusService({ gpu: gpu!, capacityBytes: 64 * MiB, capacitySource: 'test', log: (line) => log.push(line), ...options });
+      const { capacityBytes = 64 * MiB, ...rest } = options;
+      service = new SalusService({ gpus: [{ gpu: gpu!, capacityBytes, capacitySource: 'test' }], log: (line) => log.push(line), ...rest });
       target = {
         service,
         launcher: null,

@@ -86,4 +86,27 @@ describe('an emitter', () => {
     emitter.dispose();
     expect(emitter.hasListeners).toBe(false);
   });
+
+  it('samples each GPU\'s busy share beside the service\'s, and names them in metrics only with several GPUs', () => {
+    const { state } = stateStandIn();
+    const publisher = new Publisher(state);
+    const heard: ServiceEvent[] = [];
+    publisher.onDidPublish((event) => heard.push(event));
+    publisher.gpuBusy('gpu0');
+    publisher.publishMetrics();
+    expect(heard.at(-1)).not.toHaveProperty('busyShareByGpu');
+    publisher.gpuBusy('gpu1').start('gpu1/lane-1');
+    publisher.busy.start('gpu1/lane-1');
+    const until = performance.now() + 20;
+    while (performance.now() < until) {
+      // A busy stretch on gpu1 only.
+    }
+    publisher.publishMetrics();
+    const metrics = heard.at(-1) as Extract<ServiceEvent, { type: 'metrics' }>;
+    expect(metrics.busyShareByGpu?.gpu0).toBe(0);
+    expect(metrics.busyShareByGpu?.gpu1).toBeGreaterThan(0.5);
+    expect(metrics.busyShare).toBeGreaterThan(0.5);
+    expect(publisher.lastShareByGpu()).toEqual(metrics.busyShareByGpu);
+    publisher.dispose();
+  });
 });

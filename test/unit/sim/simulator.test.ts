@@ -182,4 +182,21 @@ describe('SRTF on traces solved by hand (the optimum\'s average JCT within 2%)',
     expect(jct(measured)).toEqual({ X: 14_000, Y: 4200 });
     within2(measured, 9000);
   });
+
+  it('runs jobs that do not fit together on one GPU side by side on two (--gpus 2), one on each', () => {
+    const MiB = 1024 ** 2;
+    const big = (name: string) => job(name, 0, 10, 100, { persistentBytes: 40 * MiB, ephemeralBytes: 4 * MiB });
+    const one = simulate([big('A'), big('B')], { policy: 'FIFO', capacityBytes: 64 * MiB });
+    expect(jct(one)).toEqual({ A: 1000, B: 2000 });
+    expect(one.jobs.map((j) => j.gpu)).toEqual(['gpu0', 'gpu0']);
+    const two = simulate([big('A'), big('B')], { policy: 'FIFO', capacityBytes: 64 * MiB, gpus: 2 });
+    expect(jct(two)).toEqual({ A: 1000, B: 1000 });
+    expect(two.jobs.map((j) => [j.gpu, j.lane])).toEqual([['gpu0', 'gpu0/lane-1'], ['gpu1', 'gpu1/lane-1']]);
+    expect(two.gpus).toBe(2);
+    expect(two.peakLanes).toBe(2);
+    // Too big for either GPU: refused, naming the largest.
+    const refused = simulate([job('H', 0, 1, 100, { persistentBytes: 100 * MiB })], { capacityBytes: 64 * MiB, gpus: 2 });
+    expect(refused.jobs[0].reason).toMatch(/the largest GPU, gpu0, of 64 MiB/);
+    expect(() => simulate([big('A')], { gpus: 0 })).toThrow(/at least 1/);
+  });
 });
