@@ -24,7 +24,7 @@ const CHECKS = [
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
   'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
-  'renderPass', 'renderErrors', 'renderImmediates', 'afterDestroy',
+  'renderPass', 'renderErrors', 'renderImmediates', 'eventTargetPatching', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -132,6 +132,7 @@ describe('remote WebGPU conformance', () => {
     expect(new Set(local.textureCompute.value.nearest).size).toBeGreaterThan(16);
     expect(local.textureCopies.value.copy).toEqual([0, 0, 0, 0, 1001, 1002, 1003, 0, 0, 0, 0, 0, 1005, 1006, 1007, 0]);
     expect(local.adapterInfoIdentity.value).toEqual({ adapterSame: true, deviceSame: true, distinct: true, sameVendor: true });
+    expect(local.eventTargetPatching.value).toEqual({ heard: true, addEventListener: true, dispatchEvent: true, removeEventListener: true });
     expect(local.requestDevice.value).toMatchObject({ alignmentPast2e31: { name: 'OperationError' }, alignmentMaxSafe: { name: 'OperationError' } });
     expect(local.renderPass.value.occlusion).toEqual([true, false]);
     if (local.renderImmediates.value.supported !== false) expect(local.renderImmediates.value).toEqual({ pass: [10, 30, 40, 50], bundle: [20, 30, 40, 50] });

@@ -333,6 +333,15 @@ export class RemoteDevice extends EventTarget {
     super.removeEventListener(type, listener, options);
   }
 
+  /**
+   * As EventTarget's, but the device's own method, as add/removeEventListener are: a shim that replaces
+   * GPUDevice.prototype.dispatchEvent and restores it leaves this one, which still reaches whatever
+   * EventTarget.prototype.dispatchEvent is by then (an inherited one restored would be an own copy of the old).
+   */
+  override dispatchEvent(event: Event): boolean {
+    return super.dispatchEvent(event);
+  }
+
   #lose(reason: 'destroyed' | 'unknown', message: string): void {
     if (this.#isLost) return;
     this.#isLost = true;

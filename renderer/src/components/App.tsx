@@ -32,7 +32,7 @@ export function App(): ReactElement {
         <div className="main-column">
           <MemoryMap />
           <div role="tablist" aria-label="Jobs to show" className="view-tabs">
-            <button type="button" role="tab" aria-selected={tab === 'queue'} className="view-tab" onClick={() => setTab('queue')}>This GPU</button>
+            <button type="button" role="tab" aria-selected={tab === 'queue'} className="view-tab" onClick={() => setTab('queue')}>This machine</button>
             <button type="button" role="tab" aria-selected={tab === 'cluster'} className="view-tab" onClick={() => setTab('cluster')}>Cluster (Slurm)</button>
           </div>
           {tab === 'queue' ? <JobQueue /> : <ClusterView />}

@@ -41,12 +41,12 @@ describe('App', () => {
   it('switches the job queue for the cluster\'s Slurm jobs on its tab, asking Slurm only then', async () => {
     const user = userEvent.setup();
     const { api } = renderPanel(createElement(App));
-    expect(screen.getByRole('tab', { name: 'This GPU' })).toHaveAttribute('aria-selected', 'true');
+    expect(screen.getByRole('tab', { name: 'This machine' })).toHaveAttribute('aria-selected', 'true');
     expect(api.clusterJobs).not.toHaveBeenCalled();
     await user.click(screen.getByRole('tab', { name: 'Cluster (Slurm)' }));
     expect(await screen.findByRole('cell', { name: 'slurm-a' })).toBeInTheDocument();
     expect(screen.queryByRole('table', { name: /^Jobs/ })).toBeNull();
-    await user.click(screen.getByRole('tab', { name: 'This GPU' }));
+    await user.click(screen.getByRole('tab', { name: 'This machine' }));
     expect(screen.getByRole('table', { name: /^Jobs/ })).toBeInTheDocument();
   });
 
