@@ -4,6 +4,10 @@
  * checks (ids, virtual buffer sizes, memory shares) throw ReplayError, which the
  * session turns into a GPU error of that job. Async results (maps, pipelines,
  * compilation info, work done) answer through `reply`.
+ *
+ * Past 450 lines on purpose: one short handler per command of the table, in
+ * the table's order, so a command's replay is found by its name; families with
+ * state of their own live beside it (textures.ts, render.ts, objects.ts).
  */
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';

@@ -3,6 +3,10 @@
  * or destroys on the shared device, and for admission. It keeps every admitted
  * job's persistent memory resident and serves per-iteration memory from the job's
  * lane (SALUS-NOTES, "Admission and lanes"; DESIGN.md decisions 2–4).
+ *
+ * Past 450 lines on purpose: it is the one facade the executor and admission
+ * call; what keeps state of its own (ledger, lanes, pools, paging, admission)
+ * is in the files beside it; this file holds the per-job records that tie them.
  */
 import { planAdmission, invalidHints, paddedPersistentBytes, shrinkMostSlackFirst, type LaneView } from './admission.js';
 import { isPoolable, type BufferAllocator, type BufferDescriptor } from './allocator.js';

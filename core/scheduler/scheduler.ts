@@ -5,6 +5,10 @@
  * a lane idle when a job asks, an iteration finishing, a hold running out, and
  * changes to jobs or the policy while a lane is idle. A running iteration is never
  * preempted. Pure logic: time and timers come from a `Clock`.
+ *
+ * Past 450 lines on purpose: the boundaries, the holds and the policy's ranking
+ * are one piece of logic that must be read together; each policy's own order is
+ * in policies/, the watchdog and attained time in files beside this one.
  */
 import type { PolicyInfo, PolicyName, PolicyParamValue } from '../protocol/state.js';
 import { systemClock, type Clock, type TimerHandle } from './clock.js';
