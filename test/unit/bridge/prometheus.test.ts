@@ -52,11 +52,11 @@ describe('the service\'s metrics', () => {
     const { peer, jobId } = await harness.job({ name: 'labelled' });
     await peer.requestDevice();
     const [running] = await series('salus_job_memory_persistent_bytes');
-    expect(running).toMatch(new RegExp(`^\\{job="${jobId}",name="labelled",lane="lane-\\d+",state="running"\\} 0$`));
+    expect(running).toMatch(new RegExp(`^\\{job="${jobId}",name="labelled",lane="lane-\\d+",state="running",gpu="0"\\} 0$`));
     await (await harness.control()).call('pauseJob', jobId);
     expect(await series('salus_job_memory_persistent_bytes')).toEqual([running.replace('state="running"', 'state="paused"')]);
     await (await harness.control()).call('killJob', jobId);
-    expect(await series('salus_job_memory_persistent_bytes')).toEqual([`{job="${jobId}",name="labelled",lane="none",state="killed"} 0`]);
+    expect(await series('salus_job_memory_persistent_bytes')).toEqual([`{job="${jobId}",name="labelled",lane="none",state="killed",gpu="0"} 0`]);
   });
 
   it('count iterations as the scheduler finishes them, and switches between jobs in a lane', async () => {
