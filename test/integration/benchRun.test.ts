@@ -36,6 +36,6 @@ describe('npm run bench', () => {
   it('refuses an unknown benchmark, naming every choice', () => {
     const run = spawnSync(process.execPath, [RUN, '--only', 'upload,paper'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe('bench: unknown benchmark paper; choose from jct, sweep, inference, s1, switch, overhead, iteration, upload, call-path, paging, wire\n');
+    expect(run.stderr).toBe('bench: unknown benchmark paper; choose from jct, sweep, sweep-gpus, inference, s1, switch, overhead, iteration, upload, call-path, paging, wire\n');
   });
 });

@@ -132,7 +132,8 @@ describe('salus run scheduling hints', () => {
 describe('salus share', () => {
   it('changes a running job\'s share, live, and refuses a share that is not above 0', async () => {
     const steps = join(ROOT, 'test/fixtures/jobs/steps.js');
-    const job = service.startJob(['--name', 'reweighed', steps, '--', '--iterations', '400', '--work', '8']);
+    // Far more iterations than the test's CLI calls can outlast on a loaded machine: it ends by the kill below.
+    const job = service.startJob(['--name', 'reweighed', steps, '--', '--iterations', '100000', '--work', '8']);
     const running = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'reweighed' && j.state === 'running'));
     const set = await service.cli(['share', running.id, '2.5']);
     expect(set.code, set.stderr).toBe(0);

@@ -196,7 +196,8 @@ describe('memory accounting', () => {
 
   it('two jobs sharing one lane need the larger ephemeral peak, not the sum', async () => {
     service = await startService(['--memory', '256MiB', '--policy', 'FAIR']);
-    const args = (name: string) => ['--name', name, STEPS, '--', '--iterations', '12', '--ephemeral', String(2 * MiB), '--work', '2', '--sdk'];
+    // Long enough that both are still in the lane when `salus memory` answers on a loaded machine (12 iterations were not).
+    const args = (name: string) => ['--name', name, STEPS, '--', '--iterations', '60', '--ephemeral', String(2 * MiB), '--work', '2', '--sdk'];
     const a = service.startJob(args('a'));
     const b = service.startJob(args('b'));
     const seen: number[] = [];
