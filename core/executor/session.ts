@@ -5,18 +5,20 @@
  * done), waits for the scheduler's grant before each iteration, and routes every
  * error and reply to this job alone. `close()` destroys everything the job holds.
  *
- * Past 450 lines until its iteration state (the flags a batch sets and the
- * grant, timer and sync-point logic that reads them) becomes one explicit state
- * machine in a file of its own: the next step of this folder's reshaping.
+ * Where an iteration begins, ends and counts is decided by its state machine
+ * (core/executor/iteration.ts), which this session feeds the events of each batch;
+ * the session does the waiting (for the grant, the GPU, the job's reads).
  */
 import type { Command, DataRef, GpuErrorJson } from '../protocol/commands.js';
 import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
-import { ErrorScopes } from './errorScopes.js';
+import type { ErrorScopes } from './errorScopes.js';
+import { JobDevices } from './jobDevices.js';
 import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
 import { reviveBuffer } from './discard.js';
 import { createdKind, replay, type ReplayContext } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
+import { IterationMachine, type IterationSource } from './iteration.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { ReplayError } from './objects.js';
@@ -46,16 +48,6 @@ export interface SessionHost {
   whenWritable?(): Promise<void> | null;
 }
 
-/** One of the job's devices: its own error scopes and its own features and limits. */
-interface JobDevice {
-  id: number;
-  scopes: ErrorScopes;
-  config: DeviceConfig | null;
-}
-
-/** Devices a job may hold at once (each costs the service little, but not nothing). */
-export const MAX_DEVICES_PER_JOB = 1024;
-
 /** Commands that only let go of things: they still belong to the iteration before them. */
 const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'discard', 'readMapped', 'writeMapped']);
 
@@ -74,35 +66,17 @@ export const MALFORMED_LOG_LIMIT = 10;
 
 export class Session implements ResidentSession {
   private readonly table = new ObjectTable();
-  /** The job's live devices by id (a destroyed one leaves), and the one its commands are for now. */
-  private readonly devices = new Map<number, JobDevice>();
-  private current: JobDevice;
+  /** The job's devices, and the one its commands are for now. */
+  private readonly devices: JobDevices;
   private queue: Promise<void> = Promise.resolve();
   private queuedBatches = 0;
   private closed = false;
-  /** False while the grant in progress is an SDK job's unmarked work, which is scheduled but is not an iteration. */
-  private grantIsIteration = true;
   /** How many malformed commands this job has sent (the first MALFORMED_LOG_LIMIT are logged). */
   private malformedCount = 0;
   private closeSignal!: () => void;
   private readonly closedPromise = new Promise<void>((resolve) => { this.closeSignal = resolve; });
-  private inIteration = false;
-  /** The iteration reached its end and waits for its GPU work (and time reading). */
-  private ending = false;
-  /**
-   * Inferred iterations end (for scheduling) at the sync point, but a job frees
-   * that iteration's buffers only after it has read its results, in its next
-   * batch. So the memory side of the iteration ends lazily: at the first command
-   * of a later batch that is not a release (destroy, unmap, label).
-   */
-  private memoryIterationOpen = false;
-  /** A granted iteration whose memory side starts at the job's next non-release command. */
-  private memoryBeginPending = false;
-  private submittedInIteration = false;
-  /** A dispatch replayed since the last sync point; an inferred iteration counts only if it synced after one (not a readback alone). */
-  private dispatchedSinceSync = false;
-  private syncedAfterDispatch = false;
-  private iterationStartMs = 0;
+  /** Where the job's iterations stand: the grant, their ends, their memory side. */
+  private readonly iteration: IterationMachine;
   private timer: IterationTimer | null | undefined;
   /** The job's scratch file in the bulk folder, opened at its first use. */
   private scratchFd: number | null = null;
@@ -111,8 +85,6 @@ export class Session implements ResidentSession {
   readonly bindGroupSources = new BindGroupSources();
   /** True while a batch is prepared or replayed (not while it waits for a grant): then its buffers never page out. */
   busy = false;
-  /** `sdk` once the job marks an iteration itself; inferred until then. */
-  iterationSource: 'sdk' | 'inferred' = 'inferred';
 
   constructor(
     readonly jobId: string,
@@ -122,7 +94,12 @@ export class Session implements ResidentSession {
     /** The bulk channel's folder, where this job may leave large payloads as files. */
     private readonly bulkDir: string | null = null,
   ) {
-    this.current = this.addDevice(1);
+    this.devices = new JobDevices(device, (error, id) => host.uncaptured(error, id), () => this.workingSetTracker.taint());
+    this.iteration = new IterationMachine({
+      beginMemory: () => memory.beginIteration(jobId),
+      endMemory: () => memory.endIteration(jobId),
+      finish: (elapsedMs, counted) => host.finishIteration(elapsedMs, counted),
+    });
     // Discarded buffers come back, and bind groups on moved buffers are made again, when the job next uses them.
     const revive = (entry: BufferEntry) => reviveBuffer({ jobId, device, table: this.table, memory }, entry);
     this.table.refresh = {
@@ -133,12 +110,12 @@ export class Session implements ResidentSession {
 
   /** The error scopes of the device the job's commands are for now. */
   private get scopes(): ErrorScopes {
-    return this.current.scopes;
+    return this.devices.current.scopes;
   }
 
   /** How many devices the job holds (created and not destroyed). */
   get deviceCount(): number {
-    return this.devices.size;
+    return this.devices.count;
   }
 
   /** Batches received and not yet replayed (for backpressure on the socket). */
@@ -153,9 +130,7 @@ export class Session implements ResidentSession {
 
   /** What the job holds that its calls make grow, all its devices together (for the service's limits). */
   get held(): { liveObjects: number; errorScopes: number } {
-    let errorScopes = 0;
-    for (const device of this.devices.values()) errorScopes += device.scopes.depth;
-    return { liveObjects: this.table.size, errorScopes };
+    return { liveObjects: this.table.size, errorScopes: this.devices.scopeDepth };
   }
 
   /** Whether close() ran. */
@@ -173,7 +148,12 @@ export class Session implements ResidentSession {
 
   /** Whether an iteration of this job holds its lane now. */
   get running(): boolean {
-    return this.inIteration;
+    return this.iteration.running;
+  }
+
+  /** `sdk` once the job marks an iteration itself; inferred until then. */
+  get iterationSource(): IterationSource {
+    return this.iteration.source;
   }
 
   /**
@@ -184,7 +164,7 @@ export class Session implements ResidentSession {
     this.queuedBatches++;
     const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
-      this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.current.id);
+      this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.devices.current.id);
     }).finally(() => { this.queuedBatches--; });
     this.queue = run;
     return run;
@@ -196,17 +176,7 @@ export class Session implements ResidentSession {
    * Call before reading the job's final numbers.
    */
   settleIteration(): void {
-    if (!this.ending || !this.inIteration || this.closed) return;
-    this.inIteration = false;
-    this.host.finishIteration(performance.now() - this.iterationStartMs, this.takeGrantIsIteration());
-  }
-
-  /** Whether the grant now ending is one of the job's iterations; the next grant is, unless said otherwise. */
-  private takeGrantIsIteration(): boolean {
-    const counted = this.grantIsIteration && (this.iterationSource === 'sdk' || this.syncedAfterDispatch);
-    this.grantIsIteration = true;
-    this.syncedAfterDispatch = false;
-    return counted;
+    this.iteration.settle(performance.now());
   }
 
   /** Destroys every object of the job and returns its memory; safe to call twice. */
@@ -223,19 +193,14 @@ export class Session implements ResidentSession {
     if (this.scratchFd !== null) closeSync(this.scratchFd);
     this.scratchFd = null;
     if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
-    if (this.memoryIterationOpen) {
-      this.inIteration = false;
-      this.endMemoryIteration();
-    }
+    this.iteration.close();
     this.memory.release(this.jobId);
   }
 
   private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
-    if (this.iterationSource === 'inferred' && !this.inIteration && lastIndexOf(cmds, SUBMIT_OPS) >= 0) {
-      if (!(await this.beginIteration())) return;
-    }
+    if (this.iteration.batchNeedsGrant(lastIndexOf(cmds, SUBMIT_OPS) >= 0) && !(await this.beginIteration())) return;
     this.busy = true;
     try {
       const preparing = this.host.prepareBatch?.(cmds);
@@ -250,21 +215,18 @@ export class Session implements ResidentSession {
   private async replayCommands(cmds: Command[], payload: Uint8Array): Promise<void> {
     const ctx = this.context(payload);
     this.scopes.openSegment();
-    let endAfterBatch = false;
+    const iteration = this.iteration;
+    iteration.startBatch();
     // Where the timer may mark an iteration's end early: at the batch's last sync point, if no submit follows.
     const lastSync = lastIndexOf(cmds, SYNC_OPS);
     const markAt = lastSync > lastIndexOf(cmds, SUBMIT_OPS) ? lastSync : -1;
-    /** An SDK job's submit outside its marked iterations: granted as an iteration of its own, which ends with the batch. */
-    let unmarked = false;
     for (let index = 0; index < cmds.length; index++) {
       const cmd = cmds[index];
       if (this.closed) return;
-      if (cmd.op === 'submit' && !this.inIteration && this.iterationSource === 'sdk') {
-        // Marking one iteration must not let the rest of a job's GPU work run unscheduled.
+      if (cmd.op === 'submit' && iteration.submitNeedsGrant()) {
+        // Marking one iteration must not let the rest of a job's GPU work run unscheduled: this grant ends with the batch.
         this.scopes.closeSegment();
-        if (!(await this.beginIteration())) return;
-        unmarked = true;
-        this.grantIsIteration = false;
+        if (!(await this.beginIteration(true))) return;
         this.scopes.openSegment();
       }
       if (cmd.op === 'readMapped' || cmd.op === 'mapAsync') {
@@ -277,30 +239,21 @@ export class Session implements ResidentSession {
           this.scopes.openSegment();
         }
       }
-      if (!RELEASE_OPS.has(cmd.op)) this.syncMemoryIteration();
-      if (SYNC_OPS.has(cmd.op) && this.iterationSource === 'inferred' && this.inIteration && this.submittedInIteration) {
-        endAfterBatch = true;
-        this.syncedAfterDispatch ||= this.dispatchedSinceSync;
-        this.dispatchedSinceSync = false;
-        // Read the iteration's time back alongside the job's own wait, so the next iteration never waits for it.
-        if (index === markAt) this.timer?.markEnd();
-      } else if (index === markAt && this.inIteration && this.submittedInIteration) {
-        // A marked iteration may submit again after this sync point (the timer then reads again), but seldom does:
-        // reading now lets iterationEnd answer without another trip through the GPU.
-        this.timer?.markEnd();
-      }
+      if (!RELEASE_OPS.has(cmd.op)) iteration.nonRelease();
+      // Read the iteration's time back alongside the job's own wait at its last sync point, so the next iteration
+      // never waits for it (a marked iteration may submit again after it, and the timer then reads again).
+      if (SYNC_OPS.has(cmd.op) && iteration.syncPoint() && index === markAt) this.timer?.markEnd();
       switch (cmd.op) {
         case 'iterationBegin':
           this.scopes.closeSegment();
-          if ((this.iterationSource === 'inferred' || unmarked) && this.inIteration) await this.endIteration();
-          unmarked = false;
-          this.iterationSource = 'sdk';
-          if (!this.inIteration && !(await this.waitForGrant(cmds.slice(index)))) return;
+          if (iteration.endsBeforeMarkedBegin()) await this.endIteration();
+          iteration.markedBegin();
+          if (!iteration.running && !(await this.waitForGrant(cmds.slice(index)))) return;
           this.scopes.openSegment();
           continue;
         case 'iterationEnd':
           this.scopes.closeSegment();
-          if (this.inIteration) await this.endIteration();
+          if (iteration.running) await this.endIteration();
           if (cmd.rid !== undefined) this.host.reply(cmd.rid, {});
           this.scopes.openSegment();
           continue;
@@ -313,8 +266,7 @@ export class Session implements ResidentSession {
         case 'destroyDevice':
           this.scopes.willReplay();
           replay(ctx, cmd);
-          // Its scopes stay current until the next device is named: nothing more comes for this one.
-          this.devices.delete(this.current.id);
+          this.devices.forgetCurrent();
           continue;
         case 'pushErrorScope':
           this.scopes.closeSegment();
@@ -338,50 +290,24 @@ export class Session implements ResidentSession {
           this.workingSetTracker.observe(cmd, this.table, error === null);
           this.bindGroupSources.observe(cmd, this.table, error === null);
           if (cmd.op === 'submit') {
-            this.submittedInIteration = true;
+            iteration.submitted();
             this.timer?.reopen();
           }
-          if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') this.dispatchedSinceSync = true;
+          if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') iteration.dispatched();
         }
       }
     }
     this.scopes.closeSegment();
     // A batch of releases alone (e.g. objects the job's GC let go of) does not end the memory side:
     // the job's own frees of this iteration's buffers may still come.
-    if (endAfterBatch || (unmarked && this.inIteration)) await this.endIteration();
+    if (iteration.batchEnds()) await this.endIteration();
   }
 
-  private addDevice(id: number): JobDevice {
-    const scopes = new ErrorScopes(this.device, (error) => this.host.uncaptured(error, id), () => this.workingSetTracker.taint());
-    const device: JobDevice = { id, scopes, config: null };
-    this.devices.set(id, device);
-    return device;
-  }
-
-  /**
-   * Makes device `id` the one the job's commands are for: a new device when
-   * `config` is given (its `configureDevice`), else one the job already has.
-   * The open error-scope segment belongs to the device before, so it closes first.
-   */
+  /** Makes device `id` the one the job's commands are for (see JobDevices.switchTo); the object table follows it. */
   private switchDevice(id: number, config: DeviceConfig | null): void {
-    let next = this.devices.get(id);
-    if (!next && !config) {
-      this.scopes.report({ type: 'validation', message: `useDevice: the job has no device ${id} (never created, or destroyed)` });
-      return;
-    }
-    if (!next && this.devices.size >= MAX_DEVICES_PER_JOB) {
-      this.scopes.report({ type: 'validation', message: `configureDevice: a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` });
-      return;
-    }
-    if (next !== this.current) {
-      this.scopes.closeSegment();
-      next ??= this.addDevice(id);
-      this.current = next;
-      this.scopes.openSegment();
-    }
-    if (config) this.current.config = config;
+    if (!this.devices.switchTo(id, config)) return;
     this.table.deviceId = id;
-    this.table.device = this.current.config;
+    this.table.device = this.devices.current.config;
   }
 
   /** Reads one of this job's bulk files (then removed; only the job's own names are accepted), or bytes of its scratch file. */
@@ -409,26 +335,7 @@ export class Session implements ResidentSession {
    * non-release command), so that what it still holds counts as persistent and may page out. Only between batches.
    */
   settleMemory(): void {
-    if (!this.busy && !this.closed && this.memoryIterationOpen && !this.inIteration && !this.memoryBeginPending) this.endMemoryIteration();
-  }
-
-  private endMemoryIteration(): void {
-    this.memoryIterationOpen = false;
-    this.memory.endIteration(this.jobId);
-  }
-
-  /**
-   * Brings the memory side of iterations in line with the scheduling side, at the
-   * first command that is not a release: the previous iteration's memory ends
-   * (after the job freed what it used), and a granted iteration's begins.
-   */
-  private syncMemoryIteration(): void {
-    if (this.memoryIterationOpen && (this.memoryBeginPending || !this.inIteration)) this.endMemoryIteration();
-    if (this.memoryBeginPending) {
-      this.memoryBeginPending = false;
-      this.memory.beginIteration(this.jobId);
-      this.memoryIterationOpen = true;
-    }
+    if (!this.busy) this.iteration.settleMemory();
   }
 
   /**
@@ -443,7 +350,7 @@ export class Session implements ResidentSession {
       else if (this.malformedCount === MALFORMED_LOG_LIMIT + 1) {
         this.host.log(`more malformed commands follow; only the first ${MALFORMED_LOG_LIMIT} are logged (each is still a validation error for the job)`);
       }
-      this.host.uncaptured({ type: 'validation', message }, this.current.id);
+      this.host.uncaptured({ type: 'validation', message }, this.devices.current.id);
       const kind = op === undefined ? undefined : createdKind(op);
       if (id !== undefined && kind !== undefined && !this.table.has(id)) this.table.invalidate(id, kind, message);
       if (rid !== undefined) this.host.replyError(rid, message);
@@ -460,7 +367,7 @@ export class Session implements ResidentSession {
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
       readBulk: (ref) => this.readBulk(ref),
-      submitPrefix: () => (this.inIteration && this.timer ? this.timer.takeBeginCommands() : []),
+      submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
     };
   }
 
@@ -475,16 +382,17 @@ export class Session implements ResidentSession {
     return granted && !this.closed;
   }
 
-  /** Waits for the grant; false when the session closed meanwhile. */
-  private async beginIteration(): Promise<boolean> {
+  /** Waits for the grant (`unmarked`: for an SDK job's work outside its iterations); false when it was refused or the session closed meanwhile. */
+  private async beginIteration(unmarked = false): Promise<boolean> {
+    this.iteration.grantRequested();
     const granted = this.host.acquireIteration().then(() => true, () => false);
     const ok = await Promise.race([granted, this.closedPromise.then(() => false)]);
-    if (!ok || this.closed) return false;
-    this.memoryBeginPending = true;
-    this.inIteration = true;
+    if (!ok || this.closed) {
+      this.iteration.grantRefused();
+      return false;
+    }
+    this.iteration.granted(performance.now(), unmarked);
     this.workingSetTracker.beginWindow();
-    this.submittedInIteration = false;
-    this.iterationStartMs = performance.now();
     if (this.timer === undefined) this.timer = IterationTimer.create(this.device);
     this.timer?.begin();
     return true;
@@ -496,16 +404,9 @@ export class Session implements ResidentSession {
    * device has them, else wall time from grant to completion.
    */
   private async endIteration(): Promise<void> {
-    this.ending = true;
+    this.iteration.endRequested();
     const measured = this.timer ? this.timer.end() : this.device.queue.onSubmittedWorkDone().then(() => null);
     const gpuMs = await Promise.race([measured, this.closedPromise.then(() => null)]);
-    this.ending = false;
-    if (this.closed || !this.inIteration) return;
-    this.inIteration = false;
-    this.memoryBeginPending = false;
-    if (this.iterationSource === 'sdk' && this.memoryIterationOpen) this.endMemoryIteration();
-    // A GPU span longer than the wall time cannot be this iteration's (e.g. its first submit failed validation).
-    const wallMs = performance.now() - this.iterationStartMs;
-    this.host.finishIteration(gpuMs !== null && gpuMs <= wallMs ? gpuMs : wallMs, this.takeGrantIsIteration());
+    this.iteration.gpuDone(gpuMs, performance.now());
   }
 }

@@ -17,7 +17,7 @@
  */
 import { withAttainedFractions, type SchedulerChange } from '../scheduler/index.js';
 import { describeHung, watchIterations, type HungIteration } from '../scheduler/watchdog.js';
-import { MAX_DEVICES_PER_JOB } from '../executor/session.js';
+import { MAX_DEVICES_PER_JOB, TOO_MANY_DEVICES } from '../executor/jobDevices.js';
 import { ErrorCode, type Hello, type JobMessage } from '../protocol/messages.js';
 import { requestIds } from '../protocol/commandCodec.js';
 import { nodeName } from '../platform/nodeName.js';
@@ -393,7 +393,7 @@ export class SalusService {
     const placed = this.gpuOf(job);
     if (job.session && placed) {
       if (job.session.deviceCount >= MAX_DEVICES_PER_JOB) {
-        job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: `a job may hold at most ${MAX_DEVICES_PER_JOB} devices at once; destroy the ones it no longer uses` } });
+        job.peer?.send({ t: 'reply', rid, error: { code: ErrorCode.Refused, message: TOO_MANY_DEVICES } });
       } else {
         job.peer?.send({ t: 'reply', rid, result: placed.deviceInfo() });
       }
