@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ServiceConnection } from '../../core/client/connection.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -150,4 +151,53 @@ export async function startService(args: string[] = [], env: NodeJS.ProcessEnv =
     },
   };
   return service;
+}
+
+/**
+ * `startService` for a file whose tests each start their own service: every
+ * service it started stops after each test, passed or failed, newest first (a
+ * service restarted on a stopped one's folder stops before that folder goes).
+ * Call it once at the top of the file: it registers the file's afterEach.
+ */
+export function startServicePerTest(): typeof startService {
+  const started: TestService[] = [];
+  afterEach(async () => {
+    for (const service of started.splice(0).reverse()) await service.stop();
+  });
+  return async (...args) => {
+    const service = await startService(...args);
+    started.push(service);
+    return service;
+  };
+}
+
+/**
+ * One service for all the tests of a file, started with `args` and `env` before
+ * the first and stopped after the last. Its members reach the running service,
+ * so use them inside tests and hooks, not at the file's top level.
+ */
+export function serviceForAllTests(args: string[] = [], env: NodeJS.ProcessEnv = {}): TestService {
+  let started: TestService | null = null;
+  beforeAll(async () => {
+    started = await startService(args, env);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  const current = (): TestService => {
+    if (!started) throw new Error('the service starts in beforeAll: use it inside a test or a hook');
+    return started;
+  };
+  return {
+    get socketPath() { return current().socketPath; },
+    get dir() { return current().dir; },
+    get process() { return current().process; },
+    log: () => current().log(),
+    cli: (cliArgs, options) => current().cli(cliArgs, options),
+    json: (cliArgs) => current().json(cliArgs),
+    startJob: (jobArgs, jobEnv, nodeFlags) => current().startJob(jobArgs, jobEnv, nodeFlags),
+    control: () => current().control(),
+    waitForJobs: (predicate, timeoutMs) => current().waitForJobs(predicate, timeoutMs),
+    stop: (options) => current().stop(options),
+  };
 }

@@ -1,14 +1,12 @@
 /** The `salus` CLI against a real service: policy changes, pause and resume, and its errors. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService, ROOT, SALUS_BIN, type TestService } from '../helpers/service.js';
+import { serviceForAllTests, startService, ROOT, SALUS_BIN } from '../helpers/service.js';
 
-let service: TestService;
-beforeAll(async () => { service = await startService(['--memory', '128MiB', '--policy', 'fifo']); });
-afterAll(async () => { await service?.stop(); });
+const service = serviceForAllTests(['--memory', '128MiB', '--policy', 'fifo']);
 
 describe('salus policy', () => {
   it('shows the policy as {name, params, knobs} and changes it live', async () => {

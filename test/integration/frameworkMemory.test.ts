@@ -11,20 +11,12 @@
  * fit where their caches alone would not.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, lastJson, serviceForAllTests } from '../helpers/service.js';
 
 const POOLED = join(ROOT, 'test/fixtures/jobs/pooledBuffers.js');
 const BIG_BYTES = 4 * 1024 * 1024;
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startService(['--memory', '12MiB', '--policy', 'FAIR']);
-}, 30_000);
-
-afterAll(async () => {
-  await service?.stop();
-});
+const service = serviceForAllTests(['--memory', '12MiB', '--policy', 'FAIR']);
 
 /** The largest and the last persistent bytes of job `name` seen in the memory map while `run` lasts. */
 async function watchPersistent(name: string, run: Promise<unknown>): Promise<{ max: number; min: number }> {

@@ -5,20 +5,17 @@
  * serving: it answers every request, a job running beside it finishes with the
  * right numbers, and once the rogue hangs up every byte it held returns.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
+import { lastJson, startServicePerTest, ROOT, type TestService } from '../helpers/service.js';
 import { prng } from '../helpers/prng.js';
 import { rawSocket, sendFrame as send, until } from '../helpers/rawSocket.js';
 import { COMMANDS } from '../../core/protocol/commandTable.js';
 import { ErrorCode, PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 const SHADERS = [
   '@group(0) @binding(0) var<storage, read_write> o: array<u32>; @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) i: vec3u) { o[i.x] = i.x; }',

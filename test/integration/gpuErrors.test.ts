@@ -5,19 +5,11 @@
  * `salus jobs --json` and the table, while a clean job's row says 0.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, serviceForAllTests } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startService(['--memory', '16MiB']);
-}, 30_000);
-
-afterAll(async () => {
-  await service?.stop();
-});
+const service = serviceForAllTests(['--memory', '16MiB']);
 
 describe('uncaptured GPU errors on the job row', () => {
   it('counts them and keeps the first, for a job that exits 0', async () => {

@@ -7,16 +7,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { lastJson, ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
 import { until } from '../helpers/rawSocket.js';
 
 const FIXTURE = join(ROOT, 'test/fixtures/jobs/poolNeighbour.js');
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('a lane shared one job after another', () => {
   it('gives the next job none of the last one\'s bytes, even through a dynamic offset past its size', async () => {

@@ -5,19 +5,11 @@
  * serving another job afterwards.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { lastJson, ROOT, serviceForAllTests } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startService(['--memory', '64MiB']);
-}, 30_000);
-
-afterAll(async () => {
-  await service?.stop();
-});
+const service = serviceForAllTests(['--memory', '64MiB']);
 
 /** A short job runs right on the service (it is still alive and serving). */
 async function serviceStillServes(): Promise<void> {

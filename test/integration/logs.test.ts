@@ -5,15 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, SALUS_BIN, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, SALUS_BIN, startServicePerTest, type TestService } from '../helpers/service.js';
 
 const WGSL = join(ROOT, 'assets/jobs/wgsl-train.js');
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('salus logs', () => {
   it('follows a running job to its end, then shows the same output after the fact', async () => {

@@ -9,22 +9,14 @@
  * with local-identical losses instead of out-of-memory errors mid-run.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, lastJson, serviceForAllTests } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
 const JOB = join(FIXTURES, 'accessKinds.js');
 const ARGS = ['--', '--iterations', '6', '--scale', '64'];
 const PERSISTENT_BYTES = 64 * (4 + 8 + 16 + 32 + 64) * 1024 + 64 * 512 + 256; // accessKinds.js at --scale 64
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startService(['--memory', '12MiB', '--policy', 'FAIR']);
-}, 30_000);
-
-afterAll(async () => {
-  await service?.stop();
-});
+const service = serviceForAllTests(['--memory', '12MiB', '--policy', 'FAIR']);
 
 /**
  * Polls the memory map over one control connection (a round trip of a millisecond or so,

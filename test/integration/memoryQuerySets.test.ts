@@ -8,17 +8,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, lastJson, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, lastJson, startServicePerTest, type TestService } from '../helpers/service.js';
 import { atPhase, endsClean } from '../helpers/gatedJob.js';
 
 const QUERY_SETS = join(ROOT, 'test/fixtures/jobs/querySets.js');
 const MiB = 1024 * 1024;
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 
 describe('query sets in the memory ledger', () => {

@@ -5,8 +5,8 @@
  * accessKinds.js gives each way of use its own buffer size, so the sums name them.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, serviceForAllTests } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
 const KiB = 1024;
@@ -14,15 +14,7 @@ const KiB = 1024;
 const LIVE_IN = 4 * KiB + 16 * KiB + 512; // weights, partial, result
 const WRITTEN_FIRST = 8 * KiB + 64 * KiB + 256; // input, cleared, readback
 const UNREAD = 32 * KiB; // sink
-let service: TestService;
-
-beforeAll(async () => {
-  service = await startService(['--memory', '64MiB']);
-}, 30_000);
-
-afterAll(async () => {
-  await service?.stop();
-});
+const service = serviceForAllTests(['--memory', '64MiB']);
 
 describe('working sets of iterations', () => {
   it('tells live-in buffers from written-first ones, and reports them while the job runs and after', async () => {

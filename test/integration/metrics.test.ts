@@ -6,20 +6,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parsePrometheusText, type Family } from '../helpers/prometheusText.js';
 import { until } from '../helpers/rawSocket.js';
-import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
 const MiB = 1024 * 1024;
 const JOB_LABELS = ['gpu', 'job', 'lane', 'name', 'state'];
 
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 function family(families: Map<string, Family>, name: string, type: Family['type']): Family {
   const found = families.get(name);

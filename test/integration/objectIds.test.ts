@@ -5,17 +5,14 @@
  * and releasing it still returns every byte. And a job cannot flood the
  * service's log with malformed commands.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { startServicePerTest, type TestService } from '../helpers/service.js';
 import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 const MiB = 1 << 20;
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('a live id named again', () => {
   it('is refused as a validation error; the live object and its memory stay, and release returns them', async () => {

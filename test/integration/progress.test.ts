@@ -6,17 +6,14 @@
  * ends at N/N.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { lastJson, ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
 
 const READBACKS = join(ROOT, 'test/fixtures/jobs/readbacks.js');
 const TFJS_TRAIN = join(ROOT, 'assets/jobs/tfjs-train.js');
 
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('inferred iterations', () => {
   it('count sync points after a dispatch, not readbacks, uploads or idle waits', async () => {

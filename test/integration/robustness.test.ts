@@ -4,18 +4,15 @@
  * capacity, a job that throws mid-run. The service keeps serving, and a job
  * running meanwhile finishes with the right result.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
+import { lastJson, startServicePerTest, ROOT, type TestService } from '../helpers/service.js';
 import { rawSocket as raw, sendFrame as send, until } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 
 describe('bad input', () => {

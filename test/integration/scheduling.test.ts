@@ -4,8 +4,8 @@
  * first; admission makes a job wait for memory, or refuses one that can never
  * fit; a kill mid-iteration returns every byte while the other job carries on.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { lastJson, startServicePerTest, ROOT, type TestService } from '../helpers/service.js';
 import { join } from 'node:path';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
@@ -13,10 +13,7 @@ const MiB = 1024 * 1024;
 
 
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 async function finishOrder(policy: string): Promise<string[]> {
   service = await startService(['--memory', '256MiB', '--policy', policy]);

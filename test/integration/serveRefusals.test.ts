@@ -7,13 +7,12 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startService, type TestService } from '../helpers/service.js';
+import { startServicePerTest, type TestService } from '../helpers/service.js';
 
 let service: TestService | null = null;
 let squatter: Server | null = null;
+const startService = startServicePerTest();
 afterEach(async () => {
-  await service?.stop();
-  service = null;
   squatter?.close();
   squatter = null;
 });

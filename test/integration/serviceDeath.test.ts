@@ -6,14 +6,11 @@
  * and its tests, or systemd's Restart=on-failure.)
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
 
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('when the service dies', () => {
   it("every job hears it through device.lost with a reason, and exits instead of hanging", async () => {

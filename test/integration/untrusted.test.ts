@@ -7,17 +7,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SALUS_BIN, startService, type TestService } from '../helpers/service.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SALUS_BIN, startServicePerTest, type TestService } from '../helpers/service.js';
 import { rawSocket as raw, sendFrame as send, until } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
 let service: TestService | null = null;
 const scratch = mkdtempSync(join(tmpdir(), 'salus-untrusted-'));
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs `salus serve` with `args` until it exits or says it listens (then stops it). */

@@ -4,15 +4,12 @@
  * process exits, its memory returns, and the job sharing its lane runs on.
  */
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
+import { describe, expect, it } from 'vitest';
+import { lastJson, ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
 let service: TestService | null = null;
-afterEach(async () => {
-  await service?.stop();
-  service = null;
-});
+const startService = startServicePerTest();
 
 describe('a job that hangs inside an iteration', () => {
   it('is failed by the watchdog; the other job in its lane finishes right', async () => {
