@@ -20,30 +20,19 @@ export const CORE_TIERS = [
   ['cli'],
 ];
 
-/**
- * Named exceptions to the order, each with its reason: file → the imports it
- * may make that its folder may not.
- */
-const ORDER_EXCEPTIONS = {
-  // `salus run --local` runs a job on a local device: the job side needs the one module that loads webgpu.
-  'core/client/localRun.ts': ['executor/gpu'],
-};
-
 const ELECTRON_AND_UI = ['electron', 'react', 'react-dom', 'zustand'];
-const WEBGPU = { name: 'webgpu', message: 'Only core/executor/gpu.ts loads the webgpu package.' };
+const WEBGPU = { name: 'webgpu', message: 'Only core/platform/gpu.ts loads the webgpu package.' };
 const ABOVE_CORE = { group: ['**/renderer/**', '**/electron/**'], message: 'core/ knows nothing above it.' };
 
-/** The `no-restricted-imports` options of one core folder (one file's exceptions, when given). */
-function coreImportRule(folder, { file, allowWebgpu = false } = {}) {
+/** The `no-restricted-imports` options of one core folder (`allowWebgpu`: for the one file that loads it). */
+function coreImportRule(folder, { allowWebgpu = false } = {}) {
   const tier = CORE_TIERS.findIndex((names) => names.includes(folder));
   const later = CORE_TIERS.slice(tier).flat().filter((name) => name !== folder);
-  const allowed = ORDER_EXCEPTIONS[file] ?? [];
-  // Matches `../later/…` (any depth of `../`), less the file's named exceptions.
-  const except = allowed.map((path) => `(?!${path.replace('/', '\\/')}\\.js$)`).join('');
   const patterns = [ABOVE_CORE];
   if (later.length > 0) {
+    // Matches `../later/…` (any depth of `../`).
     patterns.push({
-      regex: `^(\\.\\./)+${except}(${later.join('|')})/`,
+      regex: `^(\\.\\./)+(${later.join('|')})/`,
       message: `core/${folder} may import only ${CORE_TIERS.slice(0, tier).flat().join(', ') || 'nothing else of ours'} (folder order: README, "Layout").`,
     });
   }
@@ -51,17 +40,14 @@ function coreImportRule(folder, { file, allowWebgpu = false } = {}) {
   return ['error', { paths: allowWebgpu ? ELECTRON_AND_UI : [...ELECTRON_AND_UI, WEBGPU], patterns }];
 }
 
-/** One lint block per core folder, plus one per file with an exception. */
+/** One lint block per core folder, and one for the file that loads webgpu. */
 function coreFolderRules() {
   const blocks = [];
   for (const folder of CORE_TIERS.flat()) {
     blocks.push({ files: [`core/${folder}/**/*.ts`], rules: { 'no-restricted-imports': coreImportRule(folder) } });
   }
-  for (const file of Object.keys(ORDER_EXCEPTIONS)) {
-    blocks.push({ files: [file], rules: { 'no-restricted-imports': coreImportRule(file.split('/')[1], { file }) } });
-  }
-  // Only the executor's gpu module may load the native WebGPU binding.
-  blocks.push({ files: ['core/executor/gpu.ts'], rules: { 'no-restricted-imports': coreImportRule('executor', { allowWebgpu: true }) } });
+  // Only platform's gpu module may load the native WebGPU binding.
+  blocks.push({ files: ['core/platform/gpu.ts'], rules: { 'no-restricted-imports': coreImportRule('platform', { allowWebgpu: true }) } });
   return blocks;
 }
 

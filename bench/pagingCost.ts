@@ -8,7 +8,7 @@
  * size per round trip (out and in), alternating, `rounds` each, on a device of
  * this process (no socket: paging happens inside the service).
  */
-import { localNavigatorGpu } from '../core/executor/gpu.js';
+import { localNavigatorGpu } from '../core/platform/gpu.js';
 import { BufferUsage, deviceAllocator } from '../core/memory/allocator.js';
 import { createMemoryManager } from '../core/memory/memoryManager.js';
 import type { BenchResult } from './report.js';

@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { SWIFTSHADER_ICD_PATHS } from '../core/executor/gpu.js';
+import { SWIFTSHADER_ICD_PATHS } from '../core/platform/gpu.js';
 
 const DEVICE_NAME = Buffer.from('SwiftShader Device\0', 'latin1');
 const TWIN_NAME = Buffer.from('SwiftShader Twin 2\0', 'latin1');

@@ -1,10 +1,10 @@
 /**
  * Which GPUs `salus serve` shares and how much memory each may hand out:
- * `--gpus` chooses among the adapters Dawn offers (core/executor/gpu.ts,
+ * `--gpus` chooses among the adapters Dawn offers (core/platform/gpu.ts,
  * `listAdapters`), `--memory SIZE` sizes each and `--memory ID=SIZE,…` each
  * its own; a GPU without a size is detected (core/memory/capacity.ts).
  */
-import { listAdapters, openGpu, type GpuOptions, type ListedAdapter, type OpenedGpu } from '../executor/gpu.js';
+import { listAdapters, openGpu, type GpuOptions, type ListedAdapter, type OpenedGpu } from '../platform/gpu.js';
 import { detectCapacity } from '../memory/capacity.js';
 import { gpuIdAt, type GpuMemoryFlag } from '../platform/gpuId.js';
 import type { GpuSetup } from '../service/serviceGpu.js';

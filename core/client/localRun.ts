@@ -9,7 +9,7 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { installWebGpuGlobals, localNavigatorGpu, type GpuOptions } from '../executor/gpu.js';
+import { installWebGpuGlobals, localNavigatorGpu, type GpuOptions } from '../platform/gpu.js';
 
 /**
  * Makes this process look like a browser with WebGPU: the WebGPU globals and

@@ -6,7 +6,7 @@
  */
 import { Session } from '../executor/session.js';
 import type { Residency } from '../executor/residency.js';
-import type { OpenedGpu } from '../executor/gpu.js';
+import type { OpenedGpu } from '../platform/gpu.js';
 import type { MemoryManager } from '../memory/types.js';
 import { ErrorCode } from '../protocol/messages.js';
 import type { Scheduler } from '../scheduler/index.js';

@@ -10,7 +10,7 @@ import { deviceAllocator } from '../memory/allocator.js';
 import { committedLoad, type PlacementTarget } from '../memory/placement.js';
 import { createScheduler, type Scheduler, type SchedulerChange } from '../scheduler/index.js';
 import { Residency } from '../executor/residency.js';
-import type { OpenedGpu } from '../executor/gpu.js';
+import type { OpenedGpu } from '../platform/gpu.js';
 import { gpuIdAt } from '../platform/gpuId.js';
 import { formatBytes } from '../platform/size.js';
 import type { GpuMemoryMap, MemoryMap, PolicyInfo, PolicyName, PolicyParamValue } from '../protocol/state.js';

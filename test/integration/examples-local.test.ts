@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const entry = join(repoRoot, 'dist/core/client/localRun.js');
-const sources = ['core/client/localRun.ts', 'core/executor/gpu.ts'].map((p) => join(repoRoot, p));
+const sources = ['core/client/localRun.ts', 'core/platform/gpu.ts'].map((p) => join(repoRoot, p));
 let runtimeDir = '';
 
 interface JobRun {

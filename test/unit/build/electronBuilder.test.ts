@@ -98,7 +98,7 @@ describe('build/electron-builder.yml', () => {
     const filter = matcher.createFilter();
     const unpacked = (path: string) => filter(join(ROOT, path), file);
     const cli = serviceCliPath('/opt/Salus/resources/app.asar').replace('/opt/Salus/resources/app.asar.unpacked/', '');
-    for (const path of [cli, 'package.json', 'dist/core/cli/main.js', 'dist/core/executor/gpu.js', 'node_modules/webgpu/index.js',
+    for (const path of [cli, 'package.json', 'dist/core/cli/main.js', 'dist/core/platform/gpu.js', 'node_modules/webgpu/index.js',
       'node_modules/webgpu/dist/linux-x64/dawn.node', 'node_modules/zod/package.json', 'node_modules/ws/index.js', 'node_modules/systeminformation/package.json',
       'node_modules/better-sqlite3/build/Release/better_sqlite3.node', 'node_modules/better-sqlite3/lib/index.js', 'node_modules/bindings/bindings.js']) {
       expect(unpacked(path), path).toBe(true);

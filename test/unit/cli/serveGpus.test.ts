@@ -1,7 +1,7 @@
 // Which GPUs `salus serve` opens and how big each is: dawn.node's adapter list, --gpus and --memory.
 import { describe, expect, it } from 'vitest';
 import { chooseAdapters } from '../../../core/cli/serveGpus.js';
-import { parseAdapterList, type ListedAdapter } from '../../../core/executor/gpu.js';
+import { parseAdapterList, type ListedAdapter } from '../../../core/platform/gpu.js';
 import { normalizeGpuId, parseGpuMemory } from '../../../core/platform/gpuId.js';
 
 const MiB = 1024 ** 2;

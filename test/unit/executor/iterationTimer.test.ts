@@ -1,27 +1,17 @@
 // The iteration timer on a real device: GPU spans from timestamp queries, read
 // back when the end is marked (early, at the job's sync point, or at `end`).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localNavigatorGpu } from '../../../core/executor/gpu.js';
+import { describe, expect, it } from 'vitest';
+import { useFileDevice } from '../../helpers/fileDevice.js';
 import { IterationTimer } from '../../../core/executor/iterationTimer.js';
 
-let gpu: GPU;
-let device: GPUDevice;
-let hasTimestamps = false;
-
-beforeAll(async () => {
-  // The GPU object stays referenced for the whole file (Dawn's instance must outlive pending work).
-  gpu = await localNavigatorGpu();
-  const adapter = await gpu.requestAdapter();
-  if (!adapter) throw new Error('no WebGPU adapter (install chromium for SwiftShader)');
-  hasTimestamps = adapter.features.has('timestamp-query');
-  device = await adapter.requestDevice({ label: 'iteration timer tests', requiredFeatures: hasTimestamps ? ['timestamp-query'] : [] });
-});
-
-afterAll(() => device?.destroy());
+const TIMESTAMPS: GPUFeatureName = 'timestamp-query';
+const file = useFileDevice('iteration timer tests', (adapter) => (adapter.features.has(TIMESTAMPS) ? [TIMESTAMPS] : []));
+/** Whether the adapter writes timestamps (then the device was opened with them). */
+const hasTimestamps = () => file.adapter.features.has(TIMESTAMPS);
 
 /** A command buffer that keeps the GPU busy for a while. */
 function work(): GPUCommandBuffer {
-  const module = device.createShaderModule({
+  const module = file.device.createShaderModule({
     code: `@group(0) @binding(0) var<storage, read_write> out: array<f32>;
       @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
         var s = 0.0;
@@ -29,12 +19,12 @@ function work(): GPUCommandBuffer {
         out[id.x] = s;
       }`,
   });
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const buffer = device.createBuffer({ size: 64 * 16 * 4, usage: GPUBufferUsage.STORAGE });
-  const encoder = device.createCommandEncoder();
+  const pipeline = file.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const buffer = file.device.createBuffer({ size: 64 * 16 * 4, usage: GPUBufferUsage.STORAGE });
+  const encoder = file.device.createCommandEncoder();
   const pass = encoder.beginComputePass();
   pass.setPipeline(pipeline);
-  pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer } }] }));
+  pass.setBindGroup(0, file.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer } }] }));
   pass.dispatchWorkgroups(16);
   pass.end();
   return encoder.finish();
@@ -42,16 +32,16 @@ function work(): GPUCommandBuffer {
 
 describe('IterationTimer', () => {
   it('exists exactly where the device can write timestamps', () => {
-    expect(IterationTimer.create(device) !== null).toBe(hasTimestamps);
+    expect(IterationTimer.create(file.device) !== null).toBe(hasTimestamps());
   });
 
   it('measures the GPU span of an iteration, no longer than its wall time', async () => {
-    const timer = IterationTimer.create(device);
-    if (!timer) return expect(hasTimestamps).toBe(false);
+    const timer = IterationTimer.create(file.device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
     for (let round = 0; round < 2; round++) {
       timer.begin();
       const t0 = performance.now();
-      device.queue.submit([...timer.takeBeginCommands(), work()]);
+      file.device.queue.submit([...timer.takeBeginCommands(), work()]);
       const gpuMs = await timer.end();
       const wallMs = performance.now() - t0;
       expect(gpuMs).not.toBeNull();
@@ -62,10 +52,10 @@ describe('IterationTimer', () => {
   });
 
   it('reads the span once when the end is marked early: end() gives the same reading', async () => {
-    const timer = IterationTimer.create(device);
-    if (!timer) return expect(hasTimestamps).toBe(false);
+    const timer = IterationTimer.create(file.device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
     timer.begin();
-    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
     const early = timer.markEnd();
     expect(timer.markEnd()).toBe(early);
     const reading = timer.end();
@@ -73,14 +63,14 @@ describe('IterationTimer', () => {
     expect(await reading).toBeGreaterThan(0);
     // The next iteration starts clean.
     timer.begin();
-    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
     expect(await timer.end()).toBeGreaterThan(0);
     timer.destroy();
   });
 
   it('gives no span for an iteration that submitted nothing, or one never begun', async () => {
-    const timer = IterationTimer.create(device);
-    if (!timer) return expect(hasTimestamps).toBe(false);
+    const timer = IterationTimer.create(file.device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
     expect(await timer.end()).toBeNull();
     timer.begin();
     expect(await timer.end()).toBeNull();
@@ -88,21 +78,21 @@ describe('IterationTimer', () => {
     timer.begin();
     expect(timer.takeBeginCommands()).toHaveLength(1);
     expect(timer.takeBeginCommands()).toHaveLength(0);
-    device.queue.submit([]);
+    file.device.queue.submit([]);
     timer.destroy();
   });
 
   it('reads again when work is submitted after the end was marked, so the span covers it', async () => {
-    const timer = IterationTimer.create(device);
-    if (!timer) return expect(hasTimestamps).toBe(false);
+    const timer = IterationTimer.create(file.device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
     timer.begin();
     const t0 = performance.now();
-    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
     const early = timer.markEnd();
     // The job's marked iteration goes on: three more of the same work after its sync point.
-    device.queue.submit([work()]);
+    file.device.queue.submit([work()]);
     timer.reopen();
-    device.queue.submit([work(), work()]);
+    file.device.queue.submit([work(), work()]);
     const reading = timer.end();
     expect(reading).not.toBe(early);
     const [earlyMs, spanMs] = [await early, await reading];
@@ -114,7 +104,7 @@ describe('IterationTimer', () => {
     timer.reopen();
     expect(await timer.markEnd()).toBeNull();
     timer.begin();
-    device.queue.submit([...timer.takeBeginCommands(), work()]);
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
     expect(await timer.end()).toBeGreaterThan(0);
     timer.destroy();
   });

@@ -42,15 +42,14 @@ describe('core folder order', () => {
     expect(await refusals(path, source)).toEqual([]);
   });
 
-  it('lets client/localRun.ts, and only it, import executor/gpu', async () => {
-    const gpu = "import { localNavigatorGpu } from '../executor/gpu.js';";
-    expect(await refusals('core/client/localRun.ts', gpu)).toEqual([]);
+  it('lets the job side (client) reach the webgpu loader in platform, and not the executor', async () => {
+    expect(await refusals('core/client/localRun.ts', "import { localNavigatorGpu } from '../platform/gpu.js';")).toEqual([]);
     expect(await refusals('core/client/localRun.ts', "import { Session } from '../executor/session.js';")).toHaveLength(1);
-    expect(await refusals('core/client/run.ts', gpu)).toHaveLength(1);
   });
 
-  it('keeps webgpu to executor/gpu.ts, and electron out of core', async () => {
-    expect(await refusals('core/executor/gpu.ts', "import { create } from 'webgpu';")).toEqual([]);
+  it('keeps webgpu to platform/gpu.ts, and electron out of core', async () => {
+    expect(await refusals('core/platform/gpu.ts', "import { create } from 'webgpu';")).toEqual([]);
+    expect(await refusals('core/platform/gpu.ts', "import { Session } from '../executor/session.js';")).toHaveLength(1);
     expect(await refusals('core/executor/replay.ts', "import { create } from 'webgpu';")).toHaveLength(1);
     expect(await refusals('core/service/x.ts', "import { app } from 'electron';")).toHaveLength(1);
     expect(await refusals('core/protocol/x.ts', "import { readFileSync } from 'node:fs';")).toHaveLength(1);

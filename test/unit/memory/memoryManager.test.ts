@@ -2,64 +2,26 @@
  * The memory manager on a real shared device (SwiftShader here): pooled reuse,
  * zeroing between holders, survivors, out-of-memory isolation and full release.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { localNavigatorGpu } from '../../../core/executor/gpu.js';
-import { deviceAllocator } from '../../../core/memory/allocator.js';
-import { createMemoryManager, type AllocResult, type BufferLease, type MemoryManager } from '../../../core/memory/memoryManager.js';
-import { MAP_READ_COPY_DST, MiB, STORAGE_COPY, countingAllocator, type CountingAllocator } from './helpers.js';
+import { describe, expect, test } from 'vitest';
+import type { AllocResult, BufferLease, MemoryManager } from '../../../core/memory/memoryManager.js';
+import { MAP_READ_COPY_DST, MiB, STORAGE_COPY, readBufferBytes } from './helpers.js';
+import { useRealDeviceManager } from './realDevice.js';
 
-let gpu: GPU;
-let device: GPUDevice;
-let allocator: CountingAllocator;
+const harness = useRealDeviceManager('memory manager tests');
 let manager: MemoryManager;
 
-beforeAll(async () => {
-  // Not openGpu(): it drops its `GPU` object, and once that is garbage-collected Dawn's
-  // instance is freed under pending mapAsync calls (a crash in InstanceBase::ProcessEvents).
-  // Holding the object for the whole file keeps the instance alive.
-  gpu = await localNavigatorGpu();
-  const adapter = await gpu.requestAdapter();
-  if (!adapter) throw new Error('no WebGPU adapter (install chromium for SwiftShader)');
-  device = await adapter.requestDevice({ label: 'memory manager tests' });
-});
-
-afterAll(() => {
-  device?.destroy();
-});
-
 function makeManager(capacityBytes = 256 * MiB): MemoryManager {
-  allocator = countingAllocator(deviceAllocator(device));
-  manager = createMemoryManager({ capacityBytes, capacitySource: '--memory', allocator });
+  manager = harness.makeManager(capacityBytes);
   return manager;
 }
-
-beforeEach(() => {
-  device.pushErrorScope('validation');
-  device.pushErrorScope('out-of-memory');
-});
-
-afterEach(async () => {
-  for (const job of manager.snapshot().jobs) manager.release(job.id);
-  expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
-  expect(allocator.live()).toEqual([]);
-  expect(await device.popErrorScope()).toBeNull();
-  expect(await device.popErrorScope()).toBeNull();
-});
 
 function ok(result: AllocResult): BufferLease {
   if (!result.ok) throw new Error(`expected an allocation, got: ${result.message}`);
   return result.lease;
 }
 
-async function readBytes(buffer: GPUBuffer, sizeBytes: number): Promise<Uint8Array> {
-  const staging = device.createBuffer({ size: sizeBytes, usage: MAP_READ_COPY_DST, label: 'test readback' });
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(buffer, 0, staging, 0, sizeBytes);
-  device.queue.submit([encoder.finish()]);
-  await staging.mapAsync(0x0001);
-  const bytes = new Uint8Array(staging.getMappedRange().slice(0));
-  staging.destroy();
-  return bytes;
+function readBytes(buffer: GPUBuffer, sizeBytes: number): Promise<Uint8Array> {
+  return readBufferBytes(harness.device, buffer, sizeBytes);
 }
 
 function checkInvariant(): void {
@@ -82,10 +44,10 @@ describe('lane pools', () => {
     const first = ok(manager.allocate('a', { size: 1000, usage: STORAGE_COPY, label: 'activations' }));
     expect(first).toMatchObject({ jobId: 'a', sizeBytes: 1000, realSizeBytes: 1024, pooled: true, kind: 'ephemeral', laneId: 'lane-1' });
     // The whole real buffer, past the 1000 bytes asked for: the next holder must see none of it.
-    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xab));
+    harness.device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xab));
     expect((await readBytes(first.buffer, 1000)).every((byte) => byte === 0xab)).toBe(true);
     manager.free(first);
-    expect(allocator.destroyed.has(first.buffer)).toBe(false); // pooled, not destroyed
+    expect(harness.allocator.destroyed.has(first.buffer)).toBe(false); // pooled, not destroyed
     // Same size class, same iteration: a fresh buffer, never the freed one.
     const second = ok(manager.allocate('a', { size: 900, usage: STORAGE_COPY }));
     expect(second.buffer).not.toBe(first.buffer);
@@ -95,12 +57,12 @@ describe('lane pools', () => {
     expect(manager.usage('a').ephemeralPeakBytes).toBe(2048);
 
     manager.beginIteration('b');
-    const created = allocator.created.length;
+    const created = harness.allocator.created.length;
     const reused = ok(manager.allocate('b', { size: 1000, usage: STORAGE_COPY }));
-    expect(allocator.created.length).toBe(created);
+    expect(harness.allocator.created.length).toBe(created);
     expect([first.buffer, second.buffer]).toContain(reused.buffer);
     expect(reused).toMatchObject({ jobId: 'b', sizeBytes: 1000, realSizeBytes: 1024 });
-    expect(allocator.clears.at(-1)).toEqual({ buffer: reused.buffer, sizeBytes: 1024 });
+    expect(harness.allocator.clears.at(-1)).toEqual({ buffer: reused.buffer, sizeBytes: 1024 });
     const bytes = await readBytes(reused.buffer, 1024);
     expect(bytes.every((byte) => byte === 0)).toBe(true);
     // Another usage is another bucket: a new buffer.
@@ -118,36 +80,36 @@ describe('lane pools', () => {
     manager.admit({ jobId: 'b', ephemeralBytes: MiB }, { maxLanes: 1 });
     manager.beginIteration('a');
     const first = ok(manager.allocate('a', { size: 1024, usage: STORAGE_COPY, label: 'pooled' }));
-    device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xcd));
+    harness.device.queue.writeBuffer(first.buffer, 0, new Uint8Array(1024).fill(0xcd));
     manager.free(first);
     manager.endIteration('a');
 
     // The same job takes it back as a discarded buffer: no clear, its bytes as it left them.
     manager.beginIteration('a');
-    let clears = allocator.clears.length;
+    let clears = harness.allocator.clears.length;
     const own = ok(manager.allocate('a', { size: 1024, usage: STORAGE_COPY, label: 'pooled' }, { ownBytes: true }));
     expect(own.buffer).toBe(first.buffer);
-    expect(allocator.clears.length).toBe(clears);
+    expect(harness.allocator.clears.length).toBe(clears);
     expect((await readBytes(own.buffer, 1024)).every((byte) => byte === 0xcd)).toBe(true);
     manager.free(own);
     manager.endIteration('a');
 
     // Another job asking the same way gets it zeroed.
     manager.beginIteration('b');
-    clears = allocator.clears.length;
+    clears = harness.allocator.clears.length;
     const theirs = ok(manager.allocate('b', { size: 1024, usage: STORAGE_COPY }, { ownBytes: true }));
     expect(theirs.buffer).toBe(first.buffer);
-    expect(allocator.clears.length).toBe(clears + 1);
+    expect(harness.allocator.clears.length).toBe(clears + 1);
     expect((await readBytes(theirs.buffer, 1024)).every((byte) => byte === 0)).toBe(true);
     manager.free(theirs);
     manager.endIteration('b');
 
     // A plain createBuffer by the job that held it last is zeroed too: WebGPU's new buffers are.
     manager.beginIteration('b');
-    clears = allocator.clears.length;
+    clears = harness.allocator.clears.length;
     const fresh = ok(manager.allocate('b', { size: 1024, usage: STORAGE_COPY }));
     expect(fresh.buffer).toBe(first.buffer);
-    expect(allocator.clears.length).toBe(clears + 1);
+    expect(harness.allocator.clears.length).toBe(clears + 1);
     manager.free(fresh);
     manager.endIteration('b');
     checkInvariant();
@@ -168,7 +130,7 @@ describe('lane pools', () => {
     expect(manager.snapshot().lanes[0]).toEqual(lentBefore);
     // Held again, it is not returned to the pool at the end: it outlived the iteration, so it is the job's state.
     manager.endIteration('a');
-    expect(allocator.destroyed.has(lease.buffer)).toBe(false);
+    expect(harness.allocator.destroyed.has(lease.buffer)).toBe(false);
     expect(manager.usage('a').persistentBytes).toBe(1024);
     // Freed in a later iteration and not taken back, it goes to the pool at that iteration's end; then it is gone.
     manager.beginIteration('a');
@@ -204,7 +166,7 @@ describe('lane pools', () => {
     const next = ok(manager.allocate('a', { size: 3000, usage: STORAGE_COPY }));
     expect(next.buffer).not.toBe(weights.buffer);
     manager.free(weights);
-    expect(allocator.destroyed.has(weights.buffer)).toBe(true);
+    expect(harness.allocator.destroyed.has(weights.buffer)).toBe(true);
     manager.free(weights); // idempotent
     manager.free(next);
     manager.endIteration('a');
@@ -222,7 +184,7 @@ describe('lane pools', () => {
     mapped.buffer.unmap();
     manager.free(staging);
     manager.free(mapped);
-    expect(allocator.destroyed.has(staging.buffer) && allocator.destroyed.has(mapped.buffer)).toBe(true);
+    expect(harness.allocator.destroyed.has(staging.buffer) && harness.allocator.destroyed.has(mapped.buffer)).toBe(true);
     manager.endIteration('a');
     expect(manager.snapshot().lanes[0].pooledBytes).toBe(0);
     expect(manager.usage('a').ephemeralPeakBytes).toBe(14_096);
@@ -238,7 +200,7 @@ describe('lane pools', () => {
     manager.endIteration('a');
     manager.beginIteration('a');
     const other = ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY | 0x0010 }));
-    expect(allocator.destroyed.has(big.buffer)).toBe(true);
+    expect(harness.allocator.destroyed.has(big.buffer)).toBe(true);
     expect(manager.snapshot().lanes[0]).toMatchObject({ sizeBytes: laneBytes, pooledBytes: MiB });
     manager.free(other);
     manager.endIteration('a');
@@ -251,7 +213,7 @@ describe('limits', () => {
     manager.admit({ jobId: 'a', persistentBytes: 16 * MiB, ephemeralBytes: 0 }, { maxLanes: 4 });
     manager.admit({ jobId: 'b' }, { maxLanes: 4 });
     const weights = ok(manager.allocate('a', { size: 16 * MiB, usage: STORAGE_COPY }));
-    device.queue.writeBuffer(weights.buffer, 0, new Uint8Array(4096).fill(7));
+    harness.device.queue.writeBuffer(weights.buffer, 0, new Uint8Array(4096).fill(7));
     const versionBefore = manager.version;
 
     // a reserved 17.6 MiB; b has no share, so it may take the 46.4 MiB nobody reserved.
@@ -270,7 +232,7 @@ describe('limits', () => {
     manager.endIteration('b');
 
     // a is untouched: its buffer alive with its data, its share still usable.
-    expect(allocator.destroyed.has(weights.buffer)).toBe(false);
+    expect(harness.allocator.destroyed.has(weights.buffer)).toBe(false);
     expect((await readBytes(weights.buffer, 4096)).every((byte) => byte === 7)).toBe(true);
     expect(manager.usage('a').persistentBytes).toBe(16 * MiB);
     ok(manager.allocate('a', { size: MiB, usage: STORAGE_COPY }));
@@ -315,13 +277,13 @@ describe('release', () => {
     expect(manager.usage('a')).toEqual({ persistentBytes: 0, ephemeralPeakBytes: 0 });
     // b keeps its buffer and the lane, with the idle 2 MiB buffer still pooled; the lane gave back the 4 KiB that survived into a's state.
     expect(manager.snapshot().lanes).toEqual([{ id: 'lane-1', sizeBytes: 8400 * 1024 - 4096, pooledBytes: 2 * MiB, jobs: ['b'], running: null }]);
-    expect(allocator.live()).toHaveLength(2);
+    expect(harness.allocator.live()).toHaveLength(2);
     manager.free(freedPending); // after release: nothing happens
     manager.release('a'); // idempotent
 
     manager.release('b');
-    expect(allocator.live()).toEqual([]);
-    expect(allocator.destroyed.size).toBe(allocator.created.length);
+    expect(harness.allocator.live()).toEqual([]);
+    expect(harness.allocator.destroyed.size).toBe(harness.allocator.created.length);
     expect(manager.liveBuffers()).toEqual({ count: 0, bytes: 0 });
     expect(manager.snapshot()).toMatchObject({ usedBytes: 0, freeBytes: 256 * MiB, committedBytes: 0, jobs: [], lanes: [] });
   });
@@ -334,7 +296,7 @@ describe('query sets', () => {
     let made = 0;
     const create = (count: number) => () => {
       made += 1;
-      return device.createQuerySet({ type: 'occlusion', count });
+      return harness.device.createQuerySet({ type: 'occlusion', count });
     };
     const first = manager.allocateResource('a', 'querySet', 4096 * 8, create(4096));
     if (!first.ok) throw new Error(first.message);
@@ -366,14 +328,14 @@ describe('textures', () => {
     manager.admit({ jobId: 'a' }, { maxLanes: 1 });
     const made: GPUTexture[] = [];
     const create = () => {
-      const texture = device.createTexture({ size: [64, 64], format: 'rgba8unorm', usage: GPUTextureUsage.COPY_DST });
+      const texture = harness.device.createTexture({ size: [64, 64], format: 'rgba8unorm', usage: GPUTextureUsage.COPY_DST });
       made.push(texture);
       return texture;
     };
     const first = manager.allocateResource('a', 'texture', 64 * 64 * 4, create);
     if (!first.ok) throw new Error(first.message);
     expect(first.lease.resource).toBe(made[0]);
-    const queries = manager.allocateResource('a', 'querySet', 16, () => device.createQuerySet({ type: 'occlusion', count: 2 }));
+    const queries = manager.allocateResource('a', 'querySet', 16, () => harness.device.createQuerySet({ type: 'occlusion', count: 2 }));
     expect(queries.ok).toBe(true);
     expect(manager.snapshot().jobs).toMatchObject([{ persistentBytes: 16384 + 16, textureBytes: 16384, querySetBytes: 16 }]);
     checkInvariant();

@@ -4,8 +4,8 @@
  * that must stay empty, and after each test every job is released and nothing
  * may be left: no ledger entry, no live GPU buffer.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
-import { localNavigatorGpu } from '../../../core/executor/gpu.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { useFileDevice } from '../../helpers/fileDevice.js';
 import { deviceAllocator } from '../../../core/memory/allocator.js';
 import { createMemoryManager, type MemoryManager } from '../../../core/memory/memoryManager.js';
 import { countingAllocator, type CountingAllocator } from './helpers.js';
@@ -21,35 +21,26 @@ export interface RealDeviceHarness {
 
 /** Registers the file's hooks; call once at the top level of a test file. */
 export function useRealDeviceManager(label: string): RealDeviceHarness {
-  let gpu: GPU | undefined;
-  let device: GPUDevice | undefined;
+  const file = useFileDevice(label);
   let allocator: CountingAllocator | undefined;
   let manager: MemoryManager | undefined;
-  beforeAll(async () => {
-    // Held for the whole file: once Dawn's GPU object is collected, pending mapAsync calls crash the process.
-    gpu = await localNavigatorGpu();
-    const adapter = await gpu.requestAdapter();
-    if (!adapter) throw new Error('no WebGPU adapter (install chromium for SwiftShader)');
-    device = await adapter.requestDevice({ label });
-  });
-  afterAll(() => device?.destroy());
   beforeEach(() => {
-    device!.pushErrorScope('validation');
-    device!.pushErrorScope('out-of-memory');
+    file.device.pushErrorScope('validation');
+    file.device.pushErrorScope('out-of-memory');
   });
   afterEach(async () => {
     for (const job of manager?.snapshot().jobs ?? []) manager!.release(job.id);
     expect(manager?.liveBuffers()).toEqual({ count: 0, bytes: 0 });
     expect(allocator?.live()).toEqual([]);
-    expect(await device!.popErrorScope()).toBeNull();
-    expect(await device!.popErrorScope()).toBeNull();
+    expect(await file.device.popErrorScope()).toBeNull();
+    expect(await file.device.popErrorScope()).toBeNull();
   });
   return {
-    get device() { return device!; },
+    get device() { return file.device; },
     get allocator() { return allocator!; },
     get manager() { return manager!; },
     makeManager(capacityBytes) {
-      allocator = countingAllocator(deviceAllocator(device!));
+      allocator = countingAllocator(deviceAllocator(file.device));
       manager = createMemoryManager({ capacityBytes, capacitySource: '--memory', allocator });
       return manager;
     },

@@ -6,7 +6,7 @@
  * ledger must be empty.
  */
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { openGpu, type OpenedGpu } from '../../../core/executor/gpu.js';
+import { openGpu, type OpenedGpu } from '../../../core/platform/gpu.js';
 import { FrameDecoder } from '../../../core/protocol/frames.js';
 import { frameChunks } from '../../helpers/rawSocket.js';
 import { PROTOCOL_VERSION, type ServerMessage } from '../../../core/protocol/messages.js';
