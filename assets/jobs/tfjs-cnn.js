@@ -17,6 +17,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
 import { prng, uniformArray } from './prng.js';
+import { parseSizedArgs, startWebgpuBackend } from './tfjsSized.js';
 
 const CLASSES = 4;
 /** Batch, image side (pixels) and channels of the first conv (the second has twice as many). */
@@ -25,20 +26,6 @@ const SIZES = {
   medium: { batch: 16, side: 16, channels: 8 },
   large: { batch: 32, side: 24, channels: 16 },
 };
-/** TF.js's MatMulProgramType.MatMulPackedProgram. */
-const MATMUL_PACKED = 3;
-
-function parseArgs(argv) {
-  const opts = { size: 'small', iterations: 60, logEvery: 10, lr: 0.01, seed: 1 };
-  const names = { '--iterations': 'iterations', '--log-every': 'logEvery', '--lr': 'lr', '--seed': 'seed' };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [flag, value] = [argv[i], argv[i + 1]];
-    if (flag === '--size' && value in SIZES) opts.size = value;
-    else if (names[flag] && Number.isFinite(Number(value))) opts[names[flag]] = Number(value);
-    else throw new Error(`tfjs-cnn: bad argument ${flag} ${value ?? ''} (--size small|medium|large, --iterations N, --log-every K, --lr X, --seed S)`);
-  }
-  return opts;
-}
 
 /** Pixel (y, x) of pattern `label` with stripe phase `phase`: 1 on a stripe, else 0. */
 function pattern(label, y, x, phase) {
@@ -64,13 +51,9 @@ function makeBatch(rand, batch, side) {
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = parseSizedArgs(process.argv.slice(2), 'tfjs-cnn', SIZES);
   const { batch: B, side: S, channels: C } = SIZES[opts.size];
-  if (!(await tf.setBackend('webgpu'))) throw new Error('tfjs-cnn: the webgpu backend did not start (is navigator.gpu set before this module is imported?)');
-  await tf.ready();
-  // TF.js picks its workgroup-reduction matmul for small outputs, whose barriers
-  // SwiftShader (the software GPU) runs ~100× slower than the packed one.
-  tf.env().set('WEBGPU_MATMUL_PROGRAM_TYPE', MATMUL_PACKED);
+  await startWebgpuBackend(tf, 'tfjs-cnn');
   const iteration = globalThis.salus?.iteration ?? ((fn) => fn());
   globalThis.salus?.setHints({ iterations: opts.iterations });
 

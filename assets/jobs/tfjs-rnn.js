@@ -18,6 +18,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-webgpu';
 import { prng, uniformArray } from './prng.js';
+import { parseSizedArgs, startWebgpuBackend } from './tfjsSized.js';
 
 const INPUTS = 4;
 const TEACHER_HIDDEN = 8;
@@ -27,20 +28,6 @@ const SIZES = {
   medium: { batch: 16, steps: 12, hidden: 32 },
   large: { batch: 32, steps: 24, hidden: 64 },
 };
-/** TF.js's MatMulProgramType.MatMulPackedProgram. */
-const MATMUL_PACKED = 3;
-
-function parseArgs(argv) {
-  const opts = { size: 'small', iterations: 60, logEvery: 10, lr: 0.01, seed: 1 };
-  const names = { '--iterations': 'iterations', '--log-every': 'logEvery', '--lr': 'lr', '--seed': 'seed' };
-  for (let i = 0; i < argv.length; i += 2) {
-    const [flag, value] = [argv[i], argv[i + 1]];
-    if (flag === '--size' && value in SIZES) opts.size = value;
-    else if (names[flag] && Number.isFinite(Number(value))) opts[names[flag]] = Number(value);
-    else throw new Error(`tfjs-rnn: bad argument ${flag} ${value ?? ''} (--size small|medium|large, --iterations N, --log-every K, --lr X, --seed S)`);
-  }
-  return opts;
-}
 
 /** The fixed teacher RNN that labels a sequence (an array of INPUTS-vectors). */
 function makeTeacher(rand) {
@@ -80,13 +67,9 @@ function makeBatch(rand, teacher, batch, steps) {
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = parseSizedArgs(process.argv.slice(2), 'tfjs-rnn', SIZES);
   const { batch: B, steps: T, hidden: H } = SIZES[opts.size];
-  if (!(await tf.setBackend('webgpu'))) throw new Error('tfjs-rnn: the webgpu backend did not start (is navigator.gpu set before this module is imported?)');
-  await tf.ready();
-  // TF.js picks its workgroup-reduction matmul for small outputs, whose barriers
-  // SwiftShader (the software GPU) runs ~100× slower than the packed one.
-  tf.env().set('WEBGPU_MATMUL_PROGRAM_TYPE', MATMUL_PACKED);
+  await startWebgpuBackend(tf, 'tfjs-rnn');
   const iteration = globalThis.salus?.iteration ?? ((fn) => fn());
   globalThis.salus?.setHints({ iterations: opts.iterations });
 

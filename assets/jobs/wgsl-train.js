@@ -20,46 +20,9 @@
  * Prints `{"step":..,"loss":..}` every K steps and `{"final":{"loss":..,"checksum":..}}`.
  */
 import { prng, uniformIn } from './prng.js';
+import { INPUTS, makeTeacher, parseTrainArgs } from './mlpTask.js';
 
-const INPUTS = 8;
-const TEACHER_HIDDEN = 16;
 const WORKGROUP = 64;
-
-/** Batch and hidden units per --size. */
-const SIZES = { small: { batch: 64, hidden: 32 }, medium: { batch: 512, hidden: 64 }, large: { batch: 2048, hidden: 128 } };
-
-function parseArgs(argv) {
-  const opts = { iterations: 200, batch: 64, hidden: 32, lr: 0.1, logEvery: 10, seed: 1 };
-  const names = { '--iterations': 'iterations', '--batch': 'batch', '--hidden': 'hidden', '--lr': 'lr', '--log-every': 'logEvery', '--seed': 'seed' };
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--size' && argv[i + 1] in SIZES) {
-      Object.assign(opts, SIZES[argv[++i]]);
-      continue;
-    }
-    const key = names[argv[i]];
-    const value = Number(argv[i + 1]);
-    if (!key || !Number.isFinite(value)) throw new Error(`wgsl-train: bad argument ${argv[i]} ${argv[i + 1] ?? ''}`);
-    opts[key] = value;
-    i++;
-  }
-  return opts;
-}
-
-/** The fixed teacher network that labels the data: y = v . tanh(U x + c). */
-function makeTeacher(rand) {
-  const u = Array.from({ length: TEACHER_HIDDEN * INPUTS }, () => uniformIn(rand, 1));
-  const c = Array.from({ length: TEACHER_HIDDEN }, () => uniformIn(rand, 0.5));
-  const v = Array.from({ length: TEACHER_HIDDEN }, () => uniformIn(rand, 1));
-  return (x) => {
-    let y = 0;
-    for (let k = 0; k < TEACHER_HIDDEN; k++) {
-      let s = c[k];
-      for (let i = 0; i < INPUTS; i++) s += u[k * INPUTS + i] * x[i];
-      y += v[k] * Math.tanh(s);
-    }
-    return y;
-  };
-}
 
 // Parameters live in one flat buffer: W1[i*H + j], b1[j], W2[j], b2.
 const HEADER = /* wgsl */ `
@@ -154,7 +117,7 @@ const SHADERS = {
 };
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = parseTrainArgs(process.argv.slice(2), 'wgsl-train', 0.1);
   const gpu = globalThis.navigator?.gpu;
   if (!gpu) throw new Error('wgsl-train: no navigator.gpu; run me with `salus run` (or `salus run --local`)');
   const adapter = await gpu.requestAdapter();
