@@ -9,20 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT, startService, type TestService } from '../helpers/service.js';
+import { ROOT, startServicePerTest, type TestService } from '../helpers/service.js';
+import { until } from '../helpers/rawSocket.js';
 
 const STEPS = join(ROOT, 'test/fixtures/jobs/steps.js');
 const THROWS = join(ROOT, 'test/fixtures/jobs/throws.js');
 
-const started: TestService[] = [];
-async function serve(args: string[], dir?: string): Promise<TestService> {
-  const service = await startService(args, {}, { dir });
-  started.push(service);
-  return service;
+const startService = startServicePerTest();
+/** A service for this test (stopped after it), with its job history in `dir`'s when given. */
+function serve(args: string[], dir?: string): Promise<TestService> {
+  return startService(args, {}, { dir });
 }
-afterEach(async () => {
-  for (const service of started.splice(0)) await service.stop();
-});
 
 function alive(pid: number): boolean {
   try {
@@ -30,16 +27,6 @@ function alive(pid: number): boolean {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
@@ -166,7 +153,7 @@ describe('job history across restarts', () => {
     const pids = (await first.json<any[]>(['jobs'])).map((j) => j.pid as number);
     await first.stop({ keepDir: true, signal: 'SIGKILL' });
     // The jobs hear their socket close and exit.
-    await until('the jobs to exit', () => pids.every((pid) => !alive(pid)));
+    await until(() => pids.every((pid) => !alive(pid)), 'the jobs to exit', 30_000);
 
     const second = await serve(['--memory', '64MiB'], first.dir);
     const again = await second.waitForJobs((jobs) => jobs.find((j) => !j.fromEarlierRun && j.name === 'waiter' && j.state === 'done'), 60_000);
@@ -180,7 +167,7 @@ describe('job history across restarts', () => {
     expect(jobs.filter((j) => j.name === 'holder')).toHaveLength(1);
     const [entry] = await second.json<any[]>(['history', '--name', 'waiter', '--state', 'done']);
     expect(entry.spec).toMatchObject({ file: upload.file, args: ['--iterations', '3'], hints: big });
-    await until('the uploaded file to be removed', () => !existsSync(upload.file));
+    await until(() => !existsSync(upload.file), 'the uploaded file to be removed', 30_000);
   }, 120_000);
 });
 
@@ -211,7 +198,7 @@ describe('the history store under SIGKILL', () => {
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
     const target = 30 + Math.floor(Math.random() * 30);
-    await until('the writer to commit', () => (out.match(/committed/g) ?? []).length >= target || child.exitCode !== null);
+    await until(() => (out.match(/committed/g) ?? []).length >= target || child.exitCode !== null, 'the writer to commit', 30_000);
     expect(err).toBe('');
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('close', resolve));
