@@ -12,6 +12,7 @@
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
+import { pollDawnSoon } from './dawnPolling.js';
 import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
@@ -154,6 +155,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       },
       (error: Error) => ctx.replyError(cmd.rid, `mapAsync failed: ${error.message}`),
     );
+    pollDawnSoon();
   },
 
   readMapped(ctx, cmd) {
@@ -463,6 +465,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       () => ctx.reply(cmd.rid, {}),
       (error: Error) => ctx.replyError(cmd.rid, error.message),
     );
+    // The job awaits this: an idle queue answers at the next poll, which need not wait for the event loop.
+    pollDawnSoon();
   },
 
   setLabel(ctx, cmd) {
