@@ -44,6 +44,8 @@ export interface ReplayContext {
   readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array;
   /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
   submitPrefix(): GPUCommandBuffer[];
+  /** The service's own command buffers to run after the job's in this submit (the iteration timer's end). */
+  submitSuffix(): GPUCommandBuffer[];
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
@@ -456,7 +458,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         if (used.destroyed) throw new ReplayError(`destroyed buffer '${used.obj.label}' used in a submit`);
       }
     }
-    ctx.device.queue.submit([...ctx.submitPrefix(), ...buffers.map((cb) => cb.obj)]);
+    ctx.device.queue.submit([...ctx.submitPrefix(), ...buffers.map((cb) => cb.obj), ...ctx.submitSuffix()]);
     for (const id of cmd.commandBuffers) ctx.table.delete(id);
   },
 
