@@ -23,6 +23,12 @@
  * served between polls, and a completion is seen at most about `minIntervalUs`
  * (plus the kernel's timer slack once sleeping) late. Every other `setImmediate`
  * call goes through unchanged.
+ *
+ * A job that awaits a GPU promise (its onSubmittedWorkDone, mapAsync) should not
+ * wait for the throttle, nor for the event loop's next check phase: `pollDawnSoon`
+ * runs the held poll as soon as the service's current synchronous work is done
+ * (a microtask), so an answer that is ready at once (an idle queue, a finished
+ * readback) is written back in the same turn of the event loop.
  */
 /** The service's settings: polls well under a socket round trip apart; sleeping only in waits longer than a few round trips. */
 export const DAWN_POLLING = { minIntervalUs: 50, spinUs: 500 };
@@ -38,13 +44,22 @@ function isDawnPoll(fn: unknown): boolean {
     && Function.prototype.toString.call(fn).endsWith('{ [native code] }');
 }
 
-let installed: { restore(): void } | null = null;
+let installed: { restore(): void; pollSoon(): void } | null = null;
+
+/**
+ * A job awaits a GPU promise the service just made: runs dawn.node's held poll once the current
+ * synchronous work ends (a microtask; many calls in one turn make one poll), ahead of the throttle.
+ * Without the throttle installed (a local device, in-process tests), dawn.node's own polling goes on as is.
+ */
+export function pollDawnSoon(): void {
+  installed?.pollSoon();
+}
 
 /**
  * Installs the throttle on this process's global `setImmediate` (once; later calls return the same handle).
  * `restore()` puts the original back; polls held then still run.
  */
-export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): { restore(): void } {
+export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): { restore(): void; pollSoon(): void } {
   if (installed) return installed;
   const original = globalThis.setImmediate;
   const minIntervalMs = minIntervalUs / 1000;
@@ -57,6 +72,16 @@ export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): {
   /** Polls waiting for their turn (dawn.node has at most one per instance). */
   const held: Callback[] = [];
   let turning = false;
+
+  const runHeld = (now: number): void => {
+    lastPollMs = now;
+    polling = true;
+    try {
+      for (const poll of held.splice(0)) poll();
+    } finally {
+      polling = false;
+    }
+  };
 
   const runDue = (): void => {
     turning = false;
@@ -73,13 +98,14 @@ export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): {
       Atomics.wait(sleeper, 0, 0, earlyMs);
       now = performance.now();
     }
-    lastPollMs = now;
-    polling = true;
-    try {
-      for (const poll of held.splice(0)) poll();
-    } finally {
-      polling = false;
-    }
+    runHeld(now);
+  };
+
+  let soon = false;
+  // The immediate already scheduled for a held poll stays: it finds nothing held, or the poll dawn.node asked for again.
+  const runSoon = (): void => {
+    soon = false;
+    if (held.length > 0 && !polling) runHeld(performance.now());
   };
 
   const throttled = function setImmediate(callback: Callback, ...args: unknown[]): NodeJS.Immediate {
@@ -99,6 +125,11 @@ export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): {
   }
   globalThis.setImmediate = throttled as typeof globalThis.setImmediate;
   installed = {
+    pollSoon() {
+      if (soon) return;
+      soon = true;
+      queueMicrotask(runSoon);
+    },
     restore() {
       if (globalThis.setImmediate === (throttled as unknown)) globalThis.setImmediate = original;
       installed = null;

@@ -18,6 +18,10 @@ export class IterationTimer {
   private reading: Promise<number | null> | null = null;
   /** The last reading started and not finished: the readback buffer is mapped by one reading at a time. */
   private inFlight: Promise<number | null> | null = null;
+  /** The end stamp and its copy to the readback buffer rode in a submit of the job (`takeEndCommands`): reading only maps. */
+  private endSubmitted = false;
+  /** Between `takeEndCommands` and the `reopen` of the submit that carried them. */
+  private carrying = false;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -53,6 +57,20 @@ export class IterationTimer {
   }
 
   /**
+   * Command buffers to put after the job's own in the submit that its sync point follows (the batch's last
+   * submit before its last mapAsync or onSubmittedWorkDone): they write the end stamp and copy the span to the
+   * readback buffer, so that `markEnd` needs no submit of its own. Empty unless the iteration is timed, its
+   * start stamp was written, and no reading holds the readback buffer (a copy into a mapped buffer would fail
+   * the job's submit).
+   */
+  takeEndCommands(): GPUCommandBuffer[] {
+    if (!this.busy || !this.began || this.reading || this.inFlight) return [];
+    this.endSubmitted = true;
+    this.carrying = true;
+    return [this.endCommands()];
+  }
+
+  /**
    * Marks the end now: writes the end stamp after all work submitted so far and
    * starts reading the span back. Call it at the job's own sync point (before
    * replaying its mapAsync or onSubmittedWorkDone), so the reading comes back in
@@ -77,6 +95,12 @@ export class IterationTimer {
    * reading ends too early, so the next `markEnd` (or `end`) reads again.
    */
   reopen(): void {
+    if (this.carrying) {
+      // The submit that carried the end stamp: nothing came after it.
+      this.carrying = false;
+      return;
+    }
+    this.endSubmitted = false;
     if (this.busy) this.reading = null;
   }
 
@@ -98,14 +122,24 @@ export class IterationTimer {
       // The iteration submitted nothing: no GPU span to measure.
       return this.device.queue.onSubmittedWorkDone().then(() => null, () => null);
     }
+    if (this.endSubmitted) {
+      this.endSubmitted = false;
+      this.carrying = false;
+      return this.readBack(Promise.resolve(null));
+    }
     this.device.pushErrorScope('validation');
+    this.device.queue.submit([this.endCommands()]);
+    const error = this.device.popErrorScope();
+    return this.readBack(error);
+  }
+
+  /** Writes the end stamp, resolves both stamps and copies them to the readback buffer. */
+  private endCommands(): GPUCommandBuffer {
     const encoder = this.device.createCommandEncoder({ label: 'salus iteration timer' });
     encoder.beginComputePass({ timestampWrites: { querySet: this.querySet, endOfPassWriteIndex: 1 } }).end();
     encoder.resolveQuerySet(this.querySet, 0, 2, this.resolve, 0);
     encoder.copyBufferToBuffer(this.resolve, 0, this.readback, 0, 16);
-    this.device.queue.submit([encoder.finish()]);
-    const error = this.device.popErrorScope();
-    return this.readBack(error);
+    return encoder.finish();
   }
 
   private async readBack(error: Promise<GPUError | null>): Promise<number | null> {

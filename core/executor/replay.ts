@@ -12,6 +12,7 @@
 import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
+import { pollDawnSoon } from './dawnPolling.js';
 import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
@@ -43,6 +44,8 @@ export interface ReplayContext {
   readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array;
   /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
   submitPrefix(): GPUCommandBuffer[];
+  /** The service's own command buffers to run after the job's in this submit (the iteration timer's end). */
+  submitSuffix(): GPUCommandBuffer[];
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
@@ -154,6 +157,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       },
       (error: Error) => ctx.replyError(cmd.rid, `mapAsync failed: ${error.message}`),
     );
+    pollDawnSoon();
   },
 
   readMapped(ctx, cmd) {
@@ -454,7 +458,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         if (used.destroyed) throw new ReplayError(`destroyed buffer '${used.obj.label}' used in a submit`);
       }
     }
-    ctx.device.queue.submit([...ctx.submitPrefix(), ...buffers.map((cb) => cb.obj)]);
+    ctx.device.queue.submit([...ctx.submitPrefix(), ...buffers.map((cb) => cb.obj), ...ctx.submitSuffix()]);
     for (const id of cmd.commandBuffers) ctx.table.delete(id);
   },
 
@@ -463,6 +467,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       () => ctx.reply(cmd.rid, {}),
       (error: Error) => ctx.replyError(cmd.rid, error.message),
     );
+    // The job awaits this: an idle queue answers at the next poll, which need not wait for the event loop.
+    pollDawnSoon();
   },
 
   setLabel(ctx, cmd) {

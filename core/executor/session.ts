@@ -78,6 +78,8 @@ export class Session implements ResidentSession {
   /** Where the job's iterations stand: the grant, their ends, their memory side. */
   private readonly iteration: IterationMachine;
   private timer: IterationTimer | null | undefined;
+  /** While the submit that carries the timer's end stamp replays (see replayCommands). */
+  private stampEndHere = false;
   /** The job's scratch file in the bulk folder, opened at its first use. */
   private scratchFd: number | null = null;
   private readonly workingSetTracker = new WorkingSetTracker();
@@ -161,8 +163,11 @@ export class Session implements ResidentSession {
    * still wait for the GPU); batches of one session replay strictly in order. `payload` is its data section.
    */
   enqueue(batch: DecodedBatch, payload: Uint8Array): Promise<void> {
+    // With nothing queued the batch starts now, not a promise hop later: an awaited call's reply goes out sooner.
+    const idle = this.queuedBatches === 0;
     this.queuedBatches++;
-    const run = this.queue.then(() => this.replayBatch(batch, payload)).catch((error: Error) => {
+    const started = idle ? this.replayBatch(batch, payload) : this.queue.then(() => this.replayBatch(batch, payload));
+    const run = started.catch((error: Error) => {
       this.host.log(`internal error while replaying a batch: ${error.stack ?? error.message}`);
       this.host.uncaptured({ type: 'internal', message: `Salus service: ${error.message}` }, this.devices.current.id);
     }).finally(() => { this.queuedBatches--; });
@@ -219,7 +224,10 @@ export class Session implements ResidentSession {
     iteration.startBatch();
     // Where the timer may mark an iteration's end early: at the batch's last sync point, if no submit follows.
     const lastSync = lastIndexOf(cmds, SYNC_OPS);
-    const markAt = lastSync > lastIndexOf(cmds, SUBMIT_OPS) ? lastSync : -1;
+    const lastSubmit = lastIndexOf(cmds, SUBMIT_OPS);
+    const markAt = lastSync > lastSubmit ? lastSync : -1;
+    // The submit that sync point follows carries the timer's end stamp, so reading it back takes no submit of its own.
+    const stampEndAt = markAt >= 0 ? lastSubmit : -1;
     for (let index = 0; index < cmds.length; index++) {
       const cmd = cmds[index];
       if (this.closed) return;
@@ -285,7 +293,9 @@ export class Session implements ResidentSession {
         }
         default: {
           this.scopes.willReplay();
+          this.stampEndHere = index === stampEndAt;
           const error = replay(ctx, cmd);
+          this.stampEndHere = false;
           if (error) this.scopes.report(error);
           this.workingSetTracker.observe(cmd, this.table, error === null);
           this.bindGroupSources.observe(cmd, this.table, error === null);
@@ -368,6 +378,7 @@ export class Session implements ResidentSession {
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
       readBulk: (ref) => this.readBulk(ref),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
+      submitSuffix: () => (this.stampEndHere && this.iteration.running && this.timer ? this.timer.takeEndCommands() : []),
     };
   }
 

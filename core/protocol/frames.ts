@@ -32,19 +32,55 @@ export class FrameError extends Error {
  * together, then each payload part as given (not copied).
  */
 export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
-  const json = encoder.encode(JSON.stringify(header));
+  const head = encodeHead(JSON.stringify(header));
+  const headerBytes = head.byteLength - PREFIX_BYTES;
   let payloadBytes = 0;
   for (const part of payload) payloadBytes += part.byteLength;
-  const bodyBytes = 4 + json.byteLength + payloadBytes;
+  const bodyBytes = 4 + headerBytes + payloadBytes;
   if (bodyBytes + 4 > MAX_FRAME_BYTES) {
     throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
   }
-  const head = new Uint8Array(PREFIX_BYTES + json.byteLength);
-  const view = new DataView(head.buffer);
-  view.setUint32(0, bodyBytes, true);
-  view.setUint32(4, json.byteLength, true);
-  head.set(json, PREFIX_BYTES);
-  return [head, ...payload.filter((p) => p.byteLength > 0)];
+  writeU32le(head, 0, bodyBytes);
+  writeU32le(head, 4, headerBytes);
+  if (payloadBytes === 0) return [head];
+  const chunks = [head];
+  for (const part of payload) if (part.byteLength > 0) chunks.push(part);
+  return chunks;
+}
+
+/**
+ * Headers shorter than this are copied into the frame a character at a time when they are ASCII (every reply,
+ * every batch header): cheaper than a call into the TextEncoder for a few dozen bytes.
+ */
+const SHORT_HEADER_CHARS = 256;
+
+/** A frame's first chunk: room for the prefix (left to the caller), then `json` as UTF-8. */
+function encodeHead(json: string): Uint8Array {
+  if (json.length < SHORT_HEADER_CHARS) {
+    const head = new Uint8Array(PREFIX_BYTES + json.length);
+    let i = 0;
+    for (; i < json.length; i++) {
+      const code = json.charCodeAt(i);
+      if (code > 0x7f) break;
+      head[PREFIX_BYTES + i] = code;
+    }
+    if (i === json.length) return head;
+  }
+  const utf8 = encoder.encode(json);
+  const head = new Uint8Array(PREFIX_BYTES + utf8.byteLength);
+  head.set(utf8, PREFIX_BYTES);
+  return head;
+}
+
+function readU32le(bytes: Uint8Array, at: number): number {
+  return (bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24)) >>> 0;
+}
+
+function writeU32le(bytes: Uint8Array, at: number, value: number): void {
+  bytes[at] = value & 0xff;
+  bytes[at + 1] = (value >>> 8) & 0xff;
+  bytes[at + 2] = (value >>> 16) & 0xff;
+  bytes[at + 3] = value >>> 24;
 }
 
 /** The first buffer for a frame that spans chunks; it doubles as more arrives. */
@@ -102,9 +138,8 @@ export class FrameDecoder {
     for (;;) {
       if (this.bufferedBytes < PREFIX_BYTES) break;
       const prefix = this.peek(PREFIX_BYTES);
-      const view = new DataView(prefix.buffer, prefix.byteOffset, PREFIX_BYTES);
-      const bodyBytes = view.getUint32(0, true);
-      const headerBytes = view.getUint32(4, true);
+      const bodyBytes = readU32le(prefix, 0);
+      const headerBytes = readU32le(prefix, 4);
       if (bodyBytes + 4 > this.maxFrameBytes) {
         throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${this.maxFrameBytes}-byte limit`);
       }
@@ -166,7 +201,7 @@ export class FrameDecoder {
 
 /** Splits a whole frame's bytes into its header and payload. */
 function toFrame(whole: Uint8Array): Frame {
-  const headerBytes = new DataView(whole.buffer, whole.byteOffset + 4, 4).getUint32(0, true);
+  const headerBytes = readU32le(whole, 4);
   return { header: parseHeader(whole.subarray(PREFIX_BYTES, PREFIX_BYTES + headerBytes)), payload: whole.subarray(PREFIX_BYTES + headerBytes) };
 }
 

@@ -9,6 +9,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
 import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { decodeCommands, requestIds } from '../protocol/commandCodec.js';
+import { readBatchHeader } from '../protocol/batchHeader.js';
 import { isRequestId } from '../protocol/commands.js';
 import {
   callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
@@ -151,7 +152,8 @@ class Connection {
     if (!this.role) return this.onHello(header);
     if (this.role === 'control') return void this.onCall(header);
     if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
-    const parsed = jobMessageSchema.safeParse(header);
+    const fast = readBatchHeader(header);
+    const parsed = fast ? { success: true as const, data: fast } : jobMessageSchema.safeParse(header);
     if (!parsed.success) {
       const message = `bad message: ${describeZodError(parsed.error)}`;
       // A request (a requestDevice with a wrong field) still gets its one reply, or its caller waits forever.

@@ -4,7 +4,7 @@
 // in every `salus serve` of the integration tests.
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { throttleDawnPolling } from '../../../core/executor/dawnPolling.js';
+import { pollDawnSoon, throttleDawnPolling } from '../../../core/executor/dawnPolling.js';
 
 let restore: (() => void) | null = null;
 afterEach(() => {
@@ -42,6 +42,36 @@ describe('throttleDawnPolling', () => {
     const spanMs = times[times.length - 1] - times[0];
     expect(times.length).toBeGreaterThan(2);
     expect(times.length - 1).toBeLessThanOrEqual(Math.ceil(spanMs / 0.2) + 1);
+  });
+
+  it('runs a held poll at once when a job awaits (pollDawnSoon), ahead of the throttle and of the next turn', async () => {
+    // Spinning, not sleeping, so that this test's timer runs while the poll is held.
+    restore = throttleDawnPolling({ minIntervalUs: 100_000, spinUs: 10_000_000 }).restore;
+    // A wait in progress: its second poll is held for 100 ms.
+    const held = pollChain({ count: 3 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const ran: number[] = [];
+    setImmediate(asDawnPoll(() => ran.push(performance.now())));
+    pollDawnSoon();
+    pollDawnSoon();
+    // Both held polls run in this turn's microtasks: before any immediate, and once each.
+    await Promise.resolve();
+    expect(ran).toHaveLength(1);
+    const [first, second, third] = await held;
+    expect(second - first).toBeLessThan(50);
+    // The next poll of that wait is throttled again, from the eager one.
+    expect(third - second).toBeGreaterThanOrEqual(90);
+  });
+
+  it('makes pollDawnSoon a no-op without the throttle', async () => {
+    const ran: number[] = [];
+    pollDawnSoon();
+    setImmediate(asDawnPoll(() => ran.push(1)));
+    pollDawnSoon();
+    await Promise.resolve();
+    expect(ran).toHaveLength(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ran).toHaveLength(1);
   });
 
   it('passes JavaScript callbacks, arguments and promisify through, and restores the original', async () => {

@@ -82,6 +82,48 @@ describe('IterationTimer', () => {
     timer.destroy();
   });
 
+  it('writes the end stamp in the job\'s own last submit when asked, and then reads without a submit of its own', async () => {
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps).toBe(false);
+    const submit = device.queue.submit.bind(device.queue);
+    let submits = 0;
+    device.queue.submit = (buffers: Iterable<GPUCommandBuffer>) => { submits++; submit(buffers); };
+    try {
+      // Not before the start stamp is written (no iteration, or its first submit not yet made).
+      expect(timer.takeEndCommands()).toHaveLength(0);
+      timer.begin();
+      expect(timer.takeEndCommands()).toHaveLength(0);
+      const t0 = performance.now();
+      device.queue.submit([...timer.takeBeginCommands(), work(), ...timer.takeEndCommands()]);
+      timer.reopen(); // the session's call after every submit of the job: this one carried the end
+      const reading = timer.markEnd();
+      const gpuMs = await timer.end();
+      expect(await reading).toBe(gpuMs);
+      expect(gpuMs).toBeGreaterThan(0);
+      expect(gpuMs!).toBeLessThanOrEqual(performance.now() - t0);
+      expect(submits).toBe(1);
+      // Work submitted after the carried end is covered: that reading submits its own end stamp.
+      timer.begin();
+      device.queue.submit([...timer.takeBeginCommands(), work(), ...timer.takeEndCommands()]);
+      timer.reopen();
+      device.queue.submit([work()]);
+      timer.reopen();
+      expect(await timer.end()).toBeGreaterThan(0);
+      expect(submits).toBe(4);
+      // While a reading maps the readback buffer, no end is carried (a copy into it would fail the job's submit).
+      timer.begin();
+      device.queue.submit([...timer.takeBeginCommands(), work()]);
+      const pending = timer.markEnd();
+      timer.reopen();
+      expect(timer.takeEndCommands()).toHaveLength(0);
+      await pending;
+      await timer.end();
+    } finally {
+      device.queue.submit = submit;
+    }
+    timer.destroy();
+  });
+
   it('reads again when work is submitted after the end was marked, so the span covers it', async () => {
     const timer = IterationTimer.create(file.device);
     if (!timer) return expect(hasTimestamps()).toBe(false);

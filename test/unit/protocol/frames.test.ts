@@ -16,6 +16,18 @@ describe('frames', () => {
     expect([...frame.payload]).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('encodes short ASCII, short non-ASCII and long headers alike as UTF-8 JSON', () => {
+    for (const header of [{ t: 'reply', rid: 7, result: {} }, { t: 'reply', label: 'größe €😀' }, { t: 'x', text: 'é'.repeat(300) }, { t: 'x', text: 'a'.repeat(300) }]) {
+      const [head] = encodeFrame(header);
+      const json = new TextEncoder().encode(JSON.stringify(header));
+      const view = new DataView(head.buffer, head.byteOffset);
+      expect(view.getUint32(0, true)).toBe(4 + json.byteLength);
+      expect(view.getUint32(4, true)).toBe(json.byteLength);
+      expect([...head.subarray(8)]).toEqual([...json]);
+      expect(new FrameDecoder().push(head)[0].header).toEqual(header);
+    }
+  });
+
   it('reassembles frames split at every byte, and several frames in one chunk', () => {
     const bytes = concat([
       ...encodeFrame({ a: 1 }, [new Uint8Array(300).fill(7)]),
