@@ -83,8 +83,9 @@ describe('IterationTimer', () => {
   });
 
   it('writes the end stamp in the job\'s own last submit when asked, and then reads without a submit of its own', async () => {
+    const { device } = file;
     const timer = IterationTimer.create(device);
-    if (!timer) return expect(hasTimestamps).toBe(false);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
     const submit = device.queue.submit.bind(device.queue);
     let submits = 0;
     device.queue.submit = (buffers: Iterable<GPUCommandBuffer>) => { submits++; submit(buffers); };
