@@ -30,6 +30,8 @@ if (!adapter) throw new Error('upload: no WebGPU adapter');
 if (adapter.limits.maxBufferSize < bytes) throw new Error(`upload: adapter maxBufferSize ${adapter.limits.maxBufferSize} < ${bytes}`);
 const device = await adapter.requestDevice({ label: 'upload', requiredLimits: { maxBufferSize: bytes } });
 const target = device.createBuffer({ label: 'upload target', size: bytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+// The buffer exists before the clock starts on both sides (a service creates it when the next batch arrives).
+await device.queue.onSubmittedWorkDone();
 const data = new Uint32Array(bytes / 4);
 for (let i = 0; i < data.length; i++) data[i] = i;
 
