@@ -17,7 +17,7 @@
  * Memory: at most `poolBytes` of regions exist at once, the spare included;
  * jobs that connect while none is free write a file of their own as before.
  */
-import { closeSync, rmSync, symlinkSync } from 'node:fs';
+import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCRATCH_MAX_BYTES, scratchFileName } from './bulkDir.js';
 import type { SharedMemoryAddon, SharedRegion } from './sharedMemory.js';
@@ -130,9 +130,9 @@ export class ScratchPool {
     return true;
   }
 
+  /** Never on the service's thread: the ring's pages may be freed by its last close. */
   private drop(ring: Ring): void {
-    this.addon.unmap(ring.region);
-    closeSync(ring.fd);
+    this.addon.unmap(ring.region, ring.fd);
   }
 
   /** Makes the next spare in the background, when none is ready or being made and there is room. */

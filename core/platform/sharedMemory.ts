@@ -26,8 +26,12 @@ export interface SharedMemoryAddon {
   createSealed(sizeBytes: number): Promise<{ fd: number; region: SharedRegion }>;
   /** Maps `sizeBytes` of the open file `fd` shared and populated (on the thread pool). */
   mapShared(fd: number, sizeBytes: number): Promise<SharedRegion>;
-  /** Detaches `region.buffer` (its views become empty) and unmaps it at once. */
-  unmap(region: SharedRegion): void;
+  /**
+   * Detaches `region.buffer` at once (its views become empty), then unmaps it,
+   * and closes `fd` if given, on the thread pool (freeing 256 MiB of pages takes
+   * a while). Again is a no-op (but still closes `fd`).
+   */
+  unmap(region: SharedRegion, fd?: number): void;
 }
 
 /** The addon's path relative to the repository (or app.asar.unpacked) root. */

@@ -7,7 +7,8 @@
  *     shrink or grow, and mapped shared and populated;
  *   mapShared(fd, sizeBytes) -> Promise<region>: maps an open file shared and
  *     populated (the file must hold at least sizeBytes);
- *   unmap(region): detaches region.buffer and unmaps it at once.
+ *   unmap(region, fd?): detaches region.buffer at once (its views become empty),
+ *     then unmaps it, and closes fd if given, on the thread pool.
  * A region is { buffer: ArrayBuffer over the mapping, handle }. The slow parts
  * (allocating and faulting in pages) run on libuv's thread pool, never on the
  * caller's thread. A mapping left alone is unmapped when its buffer is collected.
@@ -199,22 +200,62 @@ static napi_value map_shared(napi_env env, napi_callback_info info) {
   return start_job(env, 0, fd, size_bytes);
 }
 
+/* Unmapping and the last close of a ring free its pages: slow for 256 MiB, so off the caller's thread. */
+typedef struct {
+  napi_async_work work;
+  void *address;
+  size_t size_bytes;
+  int fd;
+} release_t;
+
+static void run_release(napi_env env, void *data) {
+  (void)env;
+  release_t *release = data;
+  munmap(release->address, release->size_bytes);
+  if (release->fd >= 0) close(release->fd);
+}
+
+static void complete_release(napi_env env, napi_status status, void *data) {
+  (void)status;
+  release_t *release = data;
+  napi_delete_async_work(env, release->work);
+  free(release);
+}
+
+/* unmap(region, fd?): detaches now; unmaps (and closes fd, if given) on the thread pool. */
 static napi_value unmap(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], buffer, handle;
+  size_t argc = 2;
+  napi_value argv[2], buffer, handle, name;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   mapping_t *m = NULL;
-  if (argc < 1 || napi_get_named_property(env, argv[0], "buffer", &buffer) != napi_ok
+  if (napi_get_named_property(env, argv[0], "buffer", &buffer) != napi_ok
       || napi_get_named_property(env, argv[0], "handle", &handle) != napi_ok
       || napi_get_value_external(env, handle, (void **)&m) != napi_ok || !m) {
     napi_throw_type_error(env, NULL, "unmap takes a region from createSealed or mapShared");
     return NULL;
   }
-  if (m->unmapped) return NULL;
+  int32_t fd = -1;
+  napi_valuetype type;
+  if (napi_typeof(env, argv[1], &type) == napi_ok && type == napi_number) napi_get_value_int32(env, argv[1], &fd);
+  if (m->unmapped) {
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
   /* Detached first, so that no view of it can reach the memory once it is gone. */
   CHECK(napi_detach_arraybuffer(env, buffer));
-  munmap(m->address, m->size_bytes);
   m->unmapped = 1;
+  release_t *release = malloc(sizeof *release);
+  if (!release) {
+    munmap(m->address, m->size_bytes);
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  release->address = m->address;
+  release->size_bytes = m->size_bytes;
+  release->fd = fd;
+  napi_create_string_utf8(env, "salus_shm_release", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, run_release, complete_release, release, &release->work);
+  napi_queue_async_work(env, release->work);
   return NULL;
 }
 

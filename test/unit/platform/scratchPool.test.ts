@@ -57,9 +57,15 @@ describe.runIf(addon !== null)('ScratchPool', () => {
     expect(() => ftruncateSync(fd, 0)).toThrow(/EPERM/);
     expect(() => writeSync(fd, new Uint8Array(1), 0, 1, RING_BYTES)).toThrow(/EPERM/);
     closeSync(fd);
+    const ringFd = `/proc/self/fd/${readlinkSync(link).split('/').pop()}`;
+    const isRing = () => { try { return readlinkSync(ringFd).startsWith('/memfd:salus-scratch'); } catch { return false; } };
+    expect(isRing()).toBe(true);
     pool.release('job-1');
     expect(pool.regionOf('job-1')).toBeUndefined();
     expect(ring.byteLength).toBe(0);
+    expect(existsSync(link)).toBe(false);
+    // Unmapped and closed on the thread pool, not on the service's thread.
+    await until(() => !isRing());
     scratch.close();
   });
 
