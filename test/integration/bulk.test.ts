@@ -20,10 +20,17 @@ afterEach(async () => {
 });
 
 describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk channel', () => {
-  // With the shared-memory addon each job gets a ring (core/platform/scratchPool.ts); SALUS_SHM=0 is the fallback without it.
-  for (const [path, env] of [['a scratch ring', {}], ['plain files (SALUS_SHM=0)', { SALUS_SHM: '0' }]] as const) {
+  // With the shared-memory addon each job gets a ring (core/platform/scratchPool.ts) that it maps; SALUS_SHM=0 is the
+  // fallback without the addon: for the service (no rings: the job writes a file of its own), or for the job alone
+  // (it writes into the service's ring with plain writes).
+  const paths = [
+    ['a scratch ring', {}, {}, 'ring'],
+    ['plain files (SALUS_SHM=0)', { SALUS_SHM: '0' }, {}, 'file'],
+    ['a ring the job writes without the addon', {}, { SALUS_SHM: '0' }, 'ring'],
+  ] as const;
+  for (const [path, serviceEnv, jobEnv, kind] of paths) {
     it(`carries big uploads and write-mapped ranges exactly through ${path}, and leaves no file behind`, async () => {
-      service = await startService(['--memory', '1GiB'], env);
+      service = await startService(['--memory', '1GiB'], serviceEnv);
       const dir = join('/dev/shm', `salus-${process.getuid!()}`, String(service.process.pid));
       expect(existsSync(dir)).toBe(true);
       // Whether the job's scratch was the service's ring (a link) or a file of its own.
@@ -37,12 +44,13 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
           }
         }
       }, 2);
-      const result = await service.cli(['run', join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24']).finally(() => clearInterval(watch));
+      const job = service.startJob([join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24'], jobEnv);
+      const result = await job.done.finally(() => clearInterval(watch));
       expect(result.code, result.stderr).toBe(0);
-      expect([...kinds]).toEqual('SALUS_SHM' in env ? ['file'] : ['ring']);
+      expect([...kinds]).toEqual([kind]);
       expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
       expect(readdirSync(dir)).toEqual([]);
-      if ('SALUS_SHM' in env) expect(service.log()).toMatch(/uploads go through plain bulk files, one copy more \(SALUS_SHM=0\)/);
+      if ('SALUS_SHM' in serviceEnv) expect(service.log()).toMatch(/uploads go through plain bulk files, one copy more \(SALUS_SHM=0\)/);
       else expect(service.log()).not.toMatch(/plain bulk files/);
       await service.stop();
       service = null;
