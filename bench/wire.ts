@@ -18,6 +18,8 @@
  *   Target: the service adds ≤ 15 µs.
  * - W4 a `uploadMib` MiB writeBuffer (upload.js) in fresh jobs, every repetition
  *   counted, the first of each job also alone (W4.first). Target ≥ 0.4× local.
+ *   W4.read: the same buffer read back whole (copy, mapAsync, getMappedRange),
+ *   `uploadReadbacks` times per job; the same target.
  * - W5.N commands per second the service replays with N jobs sending cheap
  *   batches at once (started together by bench/traceRun.ts's start file, each in
  *   a lane of its own under PACK; counted over the window in which all N were
@@ -53,10 +55,11 @@ export interface WireOptions {
   cheapBatches: number;
   /** Cheap batches of the untimed job that warms the service first. */
   warmupBatches: number;
-  /** W4: upload size, fresh jobs per side, uploads per job (all counted). */
+  /** W4: upload size, fresh jobs per side, uploads per job (all counted), whole readbacks per job (W4.read). */
   uploadMib: number;
   uploadRounds: number;
   uploadRepeats: number;
+  uploadReadbacks: number;
   /** W5: how many jobs at once, one row each, and how long each sends. */
   ceilingJobs: number[];
   ceilingSeconds: number;
@@ -64,13 +67,13 @@ export interface WireOptions {
 
 export const WIRE_DEFAULTS: WireOptions = {
   rounds: 4, pings: 300, dispatches: 500, submits: 21, cheapBatches: 150, warmupBatches: 50,
-  uploadMib: 256, uploadRounds: 3, uploadRepeats: 3, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 4,
+  uploadMib: 256, uploadRounds: 3, uploadRepeats: 3, uploadReadbacks: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 4,
 };
 
 /** Under a minute on 2 busy cores. */
 export const WIRE_QUICK: WireOptions = {
   rounds: 2, pings: 100, dispatches: 500, submits: 9, cheapBatches: 30, warmupBatches: 20,
-  uploadMib: 256, uploadRounds: 1, uploadRepeats: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 1.5,
+  uploadMib: 256, uploadRounds: 1, uploadRepeats: 2, uploadReadbacks: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 1.5,
 };
 
 /** The issue's targets, each as its own statement and as the summary's `ratio ≥ target`. */
@@ -168,10 +171,11 @@ async function measureCallPath(service: BenchService, options: WireOptions) {
   return { salus, local, rawPingMs };
 }
 
-/** W4: fresh upload jobs, alternating; every repetition's ms, and each job's first. */
+/** W4: fresh upload jobs, alternating; every repetition's ms, each job's first, and every whole readback's. */
 async function measureUpload(service: BenchService, options: WireOptions) {
-  const args = ['--mib', String(options.uploadMib), '--repeats', String(options.uploadRepeats)];
-  const sides = { salus: { ms: [] as number[], firstMs: [] as number[] }, local: { ms: [] as number[], firstMs: [] as number[] } };
+  const args = ['--mib', String(options.uploadMib), '--repeats', String(options.uploadRepeats), '--readbacks', String(options.uploadReadbacks)];
+  const side = () => ({ ms: [] as number[], firstMs: [] as number[], readMs: [] as number[] });
+  const sides = { salus: side(), local: side() };
   for (let k = 0; k < options.uploadRounds; k++) {
     for (const side of k % 2 === 0 ? ['salus', 'local'] as const : ['local', 'salus'] as const) {
       const run = side === 'salus'
@@ -180,6 +184,7 @@ async function measureUpload(service: BenchService, options: WireOptions) {
       const { ms } = uploadTimes(run, 0);
       sides[side].ms.push(...ms);
       sides[side].firstMs.push(ms[0]);
+      sides[side].readMs.push(...run.events('readback').map((e) => e.ms as number));
     }
   }
   return sides;
@@ -253,7 +258,10 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const addedUs = rttUs.salus - rttUs.raw;
     const bytes = options.uploadMib * 1024 * 1024;
     const rate = (ms: readonly number[]) => mibPerSecond(bytes, median(ms));
-    const uploadRate = { salus: rate(upload.salus.ms), local: rate(upload.local.ms), salusFirst: rate(upload.salus.firstMs), localFirst: rate(upload.local.firstMs) };
+    const uploadRate = {
+      salus: rate(upload.salus.ms), local: rate(upload.local.ms), salusFirst: rate(upload.salus.firstMs), localFirst: rate(upload.local.firstMs),
+      salusRead: rate(upload.salus.readMs), localRead: rate(upload.local.readMs),
+    };
     const localCommandsPerSecond = median(local.commandsPerSecond);
 
     const summaryRows: SummaryRow[] = [
@@ -283,6 +291,11 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         target: TARGETS.upload.atLeast, paper: TARGETS.upload.paper,
         what: `${options.uploadMib} MiB writeBuffer + onSubmittedWorkDone, the first of each fresh job only, service / local at the median time`,
       },
+      {
+        id: 'W4.read', unit: 'MiB/s', ours: round(uploadRate.salusRead, 1), baseline: round(uploadRate.localRead, 1), ratio: round(uploadRate.salusRead / uploadRate.localRead),
+        target: TARGETS.upload.atLeast, paper: 'issue 19: readbacks the same way back as uploads',
+        what: `${options.uploadMib} MiB readback (copyBufferToBuffer, mapAsync READ, getMappedRange), ${options.uploadReadbacks} per fresh job, service / local at the median time`,
+      },
       ...ceiling.map((c): SummaryRow => ({
         id: `W5.${c.jobs}`, unit: 'commands/s', ours: round(c.commandsPerSecond, 0), baseline: round(localCommandsPerSecond, 0),
         ratio: round(c.commandsPerSecond / localCommandsPerSecond), paper: TARGETS.ceiling.paper,
@@ -303,9 +316,13 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         metric: 'W3 idle awaited call vs raw socket round trip', salus: us(rttUs.salus), reference: us(rttUs.raw),
         ratio: `+${addedUs.toFixed(1)} µs`, goal: `≤+${TARGETS.idleCallAddedUs.atMost} µs`, met: addedUs <= TARGETS.idleCallAddedUs.atMost,
       },
-      ...([['W4', 'every repetition', uploadRate.salus, uploadRate.local], ['W4.first', 'first per job', uploadRate.salusFirst, uploadRate.localFirst]] as const)
+      ...([
+        ['W4', 'writeBuffer, every repetition', uploadRate.salus, uploadRate.local],
+        ['W4.first', 'writeBuffer, first per job', uploadRate.salusFirst, uploadRate.localFirst],
+        ['W4.read', 'readback (mapAsync READ)', uploadRate.salusRead, uploadRate.localRead],
+      ] as const)
         .map(([id, which, ours, baseline]): TableRow => ({
-          metric: `${id} ${options.uploadMib} MiB writeBuffer, ${which}`, salus: `${ours.toFixed(0)} MiB/s`, reference: `${baseline.toFixed(0)} MiB/s`,
+          metric: `${id} ${options.uploadMib} MiB ${which}`, salus: `${ours.toFixed(0)} MiB/s`, reference: `${baseline.toFixed(0)} MiB/s`,
           ratio: times(ours / baseline), goal: `≥${TARGETS.upload.atLeast}x`, met: ours / baseline >= TARGETS.upload.atLeast,
         })),
       ...ceiling.map((c): TableRow => ({
@@ -319,7 +336,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
       method: `One warmed salus serve (an untimed job of ${options.warmupBatches} cheap batches first). W1-W3: ${options.rounds} rounds of a call-path job through the service, one local, one raw Node-Node socket ping-pong, ABBA; `
         + `cheap batches = 10 passes x 100 (setPipeline, setBindGroup, dispatchWorkgroups(0)), ${options.cheapBatches} timed per process, CPU = process.cpuUsage of the job + /proc utime+stime of salus serve read by the job around them; `
         + `${options.pings} awaited empty calls per process (first 10 left out); ${options.submits} submits of ${options.dispatches} dispatchWorkgroups(1) (first left out), W2 at their lower quartile. `
-        + `W4: ${options.uploadRounds} fresh upload jobs per side, ${options.uploadRepeats} x ${options.uploadMib} MiB each, all counted. `
+        + `W4: ${options.uploadRounds} fresh upload jobs per side, ${options.uploadRepeats} x ${options.uploadMib} MiB each, all counted, then ${options.uploadReadbacks} whole readbacks each (W4.read). `
         + `W5: under ${CEILING_POLICY} (a lane per job), N call-path jobs started together (start file), sending cheap batches for ${options.ceilingSeconds} s; commands completed while all N were timing / that window. Medians elsewhere.`,
       rows,
       summaryRows,
@@ -331,8 +348,10 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         commandsPerSecond: { salus: rounded(summarize(salus.commandsPerSecond)), local: rounded(summarize(local.commandsPerSecond)) },
         dispatchUs: { salus: rounded(summarize(salus.dispatchMs.map((v) => v * 1000))), local: rounded(summarize(local.dispatchMs.map((v) => v * 1000))) },
         roundTripUs: { salus: rounded(summarize(salus.pingMs.map((v) => v * 1000))), raw: rounded(summarize(rawPingMs.map((v) => v * 1000))), local: rounded(summarize(local.pingMs.map((v) => v * 1000))), addedUs: round(addedUs, 1) },
-        uploadMs: { salus: upload.salus.ms.map((v) => round(v, 1)), local: upload.local.ms.map((v) => round(v, 1)), salusFirst: upload.salus.firstMs.map((v) => round(v, 1)), localFirst: upload.local.firstMs.map((v) => round(v, 1)) },
-        uploadMiBps: { salus: round(uploadRate.salus, 1), local: round(uploadRate.local, 1), salusFirst: round(uploadRate.salusFirst, 1), localFirst: round(uploadRate.localFirst, 1) },
+        uploadMs: Object.fromEntries((['salus', 'local'] as const).flatMap((side) => [
+          [side, upload[side].ms.map((v) => round(v, 1))], [`${side}First`, upload[side].firstMs.map((v) => round(v, 1))], [`${side}Read`, upload[side].readMs.map((v) => round(v, 1))],
+        ])),
+        uploadMiBps: Object.fromEntries(Object.entries(uploadRate).map(([key, value]) => [key, round(value, 1)])),
         ceiling: ceiling.map((c) => ({ ...c, commandsPerSecond: round(c.commandsPerSecond, 0), windowMs: round(c.windowMs, 0), startSpreadMs: round(c.startSpreadMs, 0) })),
       },
     };

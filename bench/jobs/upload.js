@@ -6,14 +6,17 @@
  * Imports nothing of ours.
  *
  * Prints `{"ev":"upload","i","bytes","ms","recordMs"}` per repeat (recordMs: until
- * writeBuffer returned, i.e. the job-side copy) and `{"ev":"verified"}`.
- * Args: --mib M (default 256), --repeats N (default 5).
+ * writeBuffer returned, i.e. the job-side copy) and `{"ev":"verified"}`. With
+ * `--readbacks R`, then reads the whole buffer back R times (copy into a MAP_READ
+ * buffer, mapAsync, getMappedRange, every word checked after the clock stops)
+ * and prints `{"ev":"readback","i","bytes","ms"}` for each.
+ * Args: --mib M (default 256), --repeats N (default 5), --readbacks R (default 0).
  */
 const now = () => performance.timeOrigin + performance.now();
 
 function parseArgs(argv) {
-  const opts = { mib: 256, repeats: 5 };
-  const names = { '--mib': 'mib', '--repeats': 'repeats' };
+  const opts = { mib: 256, repeats: 5, readbacks: 0 };
+  const names = { '--mib': 'mib', '--repeats': 'repeats', '--readbacks': 'readbacks' };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
     const value = Number(argv[i + 1]);
@@ -30,6 +33,8 @@ if (!adapter) throw new Error('upload: no WebGPU adapter');
 if (adapter.limits.maxBufferSize < bytes) throw new Error(`upload: adapter maxBufferSize ${adapter.limits.maxBufferSize} < ${bytes}`);
 const device = await adapter.requestDevice({ label: 'upload', requiredLimits: { maxBufferSize: bytes } });
 const target = device.createBuffer({ label: 'upload target', size: bytes, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC });
+// The buffer exists before the clock starts on both sides (a service creates it when the next batch arrives).
+await device.queue.onSubmittedWorkDone();
 const data = new Uint32Array(bytes / 4);
 for (let i = 0; i < data.length; i++) data[i] = i;
 
@@ -53,6 +58,23 @@ const n = data.length;
 const expected = [n - 4, n - 3, n - 2, opts.repeats - 1];
 if (tail.join() !== expected.join()) throw new Error(`upload: read back ${tail} instead of ${expected}`);
 console.log(JSON.stringify({ ev: 'verified' }));
+
+if (opts.readbacks > 0) {
+  const whole = device.createBuffer({ label: 'upload whole readback', size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  for (let i = 0; i < opts.readbacks; i++) {
+    const start = now();
+    const copy = device.createCommandEncoder();
+    copy.copyBufferToBuffer(target, 0, whole, 0, bytes);
+    device.queue.submit([copy.finish()]);
+    await whole.mapAsync(GPUMapMode.READ);
+    const words = new Uint32Array(whole.getMappedRange());
+    const ms = now() - start;
+    for (let k = 0; k < n - 1; k++) if (words[k] !== k) throw new Error(`upload: readback word ${k} is ${words[k]}`);
+    whole.unmap();
+    console.log(JSON.stringify({ ev: 'readback', i, bytes, ms }));
+  }
+  whole.destroy();
+}
 target.destroy();
 readback.destroy();
 device.destroy();

@@ -9,6 +9,7 @@ import { throttleDawnPolling } from '../executor/dawnPolling.js';
 import { openServiceGpus } from './serveGpus.js';
 import type { GpuMemoryFlag } from '../platform/gpuId.js';
 import { SalusService, SERVICE_VERSION } from '../service/service.js';
+import { startScratchRings } from '../service/scratchRings.js';
 import type { ControlTarget } from '../service/control.js';
 import { openJobHistory, resolveDataDir } from '../history/index.js';
 import { listenSocket } from '../server/socketServer.js';
@@ -55,6 +56,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   const gpus = await openServiceGpus({ backend: options.backend, adapter: options.adapter, gpus: options.gpus, memory: options.memory, log: logger.info });
   const dataDir = resolveDataDir(options.dataDir);
   const service = new SalusService({ gpus, policy: policy as PolicyName, bulkDir: prepareBulkDir(), log: logger.info });
+  const scratchRings = startScratchRings(service);
   if (options.params && Object.keys(options.params).length > 0) {
     try {
       service.setPolicyParams(options.params);
@@ -93,6 +95,7 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
     server.close();
     history?.close();
     service.dispose();
+    scratchRings?.close();
     removeBulkDir(service.options.bulkDir ?? null);
     try {
       if (process.platform !== 'win32') unlinkSync(options.socketPath);

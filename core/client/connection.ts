@@ -89,8 +89,17 @@ export class ServiceConnection extends EventEmitter {
       connection.send({ t: 'hello', protocol: PROTOCOL_VERSION, ...hello });
     });
     connection.welcome = welcome as Extract<ServerMessage, { t: 'welcome' }>;
+    connection.openScratch();
     connection.updateRef();
     return connection;
+  }
+
+  /** Opens the job's scratch ring now, if the service made one, so that its mapping is ready by the first upload. */
+  private openScratch(): void {
+    const { bulkDir, jobId } = this.welcome;
+    if (!bulkDir || !jobId) return;
+    this.scratch = new BulkScratch(join(bulkDir, scratchFileName(jobId)));
+    void this.scratch.prepare();
   }
 
   /** Whether the connection is gone, and why. */

@@ -21,10 +21,7 @@ import { IterationTimer } from './iterationTimer.js';
 import { IterationMachine, type IterationSource } from './iteration.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
-import { ReplayError } from './objects.js';
-import { openBulkFile, readBulkBytes, removeBulkFiles, scratchFileName, takeBulkFile } from '../platform/bulkDir.js';
-import { closeSync } from 'node:fs';
-import { join } from 'node:path';
+import { BulkReader } from './bulkRead.js';
 
 /** What the session needs from the service around it. */
 export interface SessionHost {
@@ -80,8 +77,8 @@ export class Session implements ResidentSession {
   private timer: IterationTimer | null | undefined;
   /** While the submit that carries the timer's end stamp replays (see replayCommands). */
   private stampEndHere = false;
-  /** The job's scratch file in the bulk folder, opened at its first use. */
-  private scratchFd: number | null = null;
+  /** Where bytes the job sends by reference are read. */
+  private readonly bulk: BulkReader;
   private readonly workingSetTracker = new WorkingSetTracker();
   /** How the job's bind groups were made, so they can be made again on buffers that paged or were discarded. */
   readonly bindGroupSources = new BindGroupSources();
@@ -94,8 +91,9 @@ export class Session implements ResidentSession {
     private readonly memory: MemoryManager,
     private readonly host: SessionHost,
     /** The bulk channel's folder, where this job may leave large payloads as files. */
-    private readonly bulkDir: string | null = null,
+    bulkDir: string | null = null,
   ) {
+    this.bulk = new BulkReader(bulkDir, jobId);
     this.devices = new JobDevices(device, (error, id) => host.uncaptured(error, id), () => this.workingSetTracker.taint());
     this.iteration = new IterationMachine({
       beginMemory: () => memory.beginIteration(jobId),
@@ -195,9 +193,7 @@ export class Session implements ResidentSession {
     }
     this.table.clear();
     this.timer?.destroy();
-    if (this.scratchFd !== null) closeSync(this.scratchFd);
-    this.scratchFd = null;
-    if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
+    this.bulk.close();
     this.iteration.close();
     this.memory.release(this.jobId);
   }
@@ -320,24 +316,9 @@ export class Session implements ResidentSession {
     this.table.device = this.devices.current.config;
   }
 
-  /** Reads one of this job's bulk files (then removed; only the job's own names are accepted), or bytes of its scratch file. */
+  /** Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts). */
   private readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array {
-    if (!this.bulkDir) throw new ReplayError('this service has no bulk channel; send the bytes in the frame');
-    if ('scratch' in ref) {
-      try {
-        this.scratchFd ??= openBulkFile(join(this.bulkDir, scratchFileName(this.jobId)));
-        return readBulkBytes(this.scratchFd, ref.length, ref.scratch);
-      } catch (error) {
-        throw new ReplayError(`the job's scratch file cannot be read at [${ref.scratch}, ${ref.scratch + ref.length}): ${(error as Error).message}`);
-      }
-    }
-    const { file, length } = ref;
-    if (!file.startsWith(`${this.jobId}-`)) throw new ReplayError(`bulk file '${file}' does not belong to ${this.jobId}`);
-    try {
-      return takeBulkFile(join(this.bulkDir, file), length);
-    } catch (error) {
-      throw new ReplayError(`bulk file '${file}' cannot be read: ${(error as Error).message}`);
-    }
+    return this.bulk.read(ref);
   }
 
   /**

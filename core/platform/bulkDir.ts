@@ -55,6 +55,9 @@ export function removeBulkFiles(dir: string, prefix: string): void {
   }
 }
 
+/** The largest a job's scratch file or ring grows (shared memory it holds until it exits). */
+export const SCRATCH_MAX_BYTES = 256 * 1024 * 1024;
+
 /** Reused for every bulk read, so reading a file costs one copy and no fresh pages. */
 let staging = new Uint8Array(0);
 

@@ -14,7 +14,7 @@ import { benchWire, WIRE_QUICK, type WireOptions } from '../../bench/wire.js';
 const SMALLEST: WireOptions = {
   ...WIRE_QUICK,
   rounds: 1, pings: 30, dispatches: 50, submits: 3, cheapBatches: 5, warmupBatches: 2,
-  uploadMib: 4, uploadRounds: 1, uploadRepeats: 2, ceilingJobs: [1, 2], ceilingSeconds: 2,
+  uploadMib: 4, uploadRounds: 1, uploadRepeats: 2, uploadReadbacks: 1, ceilingJobs: [1, 2], ceilingSeconds: 2,
 };
 
 const positive = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0;
@@ -24,7 +24,7 @@ describe('bench wire', () => {
     const result = await benchWire(SMALLEST);
 
     const rows = result.summaryRows ?? [];
-    expect(rows.map((row) => row.id)).toEqual(['W1', 'W2', 'W3', 'W4', 'W4.first', 'W5.1', 'W5.2']);
+    expect(rows.map((row) => row.id)).toEqual(['W1', 'W2', 'W3', 'W4', 'W4.first', 'W4.read', 'W5.1', 'W5.2']);
     for (const row of rows) {
       expect([row.id, row.ours, row.baseline, row.ratio].every((v, i) => i === 0 || positive(v)), JSON.stringify(row)).toBe(true);
       expect(row.what.length).toBeGreaterThan(20);

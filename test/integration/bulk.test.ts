@@ -4,7 +4,7 @@
  * behind, and accept only the sending job's own files.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
@@ -20,18 +20,43 @@ afterEach(async () => {
 });
 
 describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk channel', () => {
-  it('carries big uploads and write-mapped ranges exactly, and leaves no file behind', async () => {
-    service = await startService(['--memory', '1GiB']);
-    const dir = join('/dev/shm', `salus-${process.getuid!()}`, String(service.process.pid));
-    expect(existsSync(dir)).toBe(true);
-    const result = await service.cli(['run', join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24']);
-    expect(result.code, result.stderr).toBe(0);
-    expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
-    expect(readdirSync(dir)).toEqual([]);
-    await service.stop();
-    service = null;
-    expect(existsSync(dir)).toBe(false);
-  });
+  // With the shared-memory addon each job gets a ring (core/platform/scratchPool.ts) that it maps; SALUS_SHM=0 is the
+  // fallback without the addon: for the service (no rings: the job writes a file of its own), or for the job alone
+  // (it writes into the service's ring with plain writes).
+  const paths = [
+    ['a scratch ring', {}, {}, 'ring'],
+    ['plain files (SALUS_SHM=0)', { SALUS_SHM: '0' }, {}, 'file'],
+    ['a ring the job writes without the addon', {}, { SALUS_SHM: '0' }, 'ring'],
+  ] as const;
+  for (const [path, serviceEnv, jobEnv, kind] of paths) {
+    it(`carries big uploads and write-mapped ranges exactly through ${path}, and leaves no file behind`, async () => {
+      service = await startService(['--memory', '1GiB'], serviceEnv);
+      const dir = join('/dev/shm', `salus-${process.getuid!()}`, String(service.process.pid));
+      expect(existsSync(dir)).toBe(true);
+      // Whether the job's scratch was the service's ring (a link) or a file of its own.
+      const kinds = new Set<string>();
+      const watch = setInterval(() => {
+        for (const name of readdirSync(dir)) {
+          try {
+            kinds.add(lstatSync(join(dir, name)).isSymbolicLink() ? 'ring' : 'file');
+          } catch {
+            // Gone between the listing and the look.
+          }
+        }
+      }, 2);
+      const job = service.startJob([join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24'], jobEnv);
+      const result = await job.done.finally(() => clearInterval(watch));
+      expect(result.code, result.stderr).toBe(0);
+      expect([...kinds]).toEqual([kind]);
+      expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
+      expect(readdirSync(dir)).toEqual([]);
+      if ('SALUS_SHM' in serviceEnv) expect(service.log()).toMatch(/uploads go through plain bulk files, one copy more \(SALUS_SHM=0\)/);
+      else expect(service.log()).not.toMatch(/plain bulk files/);
+      await service.stop();
+      service = null;
+      expect(existsSync(dir)).toBe(false);
+    });
+  }
 
   it('writes repeated uploads into one scratch file that it reuses, exactly', async () => {
     service = await startService(['--memory', '1GiB']);
@@ -50,8 +75,8 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('answers a scratch file that is a FIFO with an error, without waiting on it', async () => {
-    service = await startService(['--memory', '64MiB']);
+  it('answers a scratch file that is a FIFO with an error, without waiting on it (no rings: the job makes its own file)', async () => {
+    service = await startService(['--memory', '64MiB'], { SALUS_SHM: '0' });
     const { socket, frames } = await rawSocket(service.socketPath);
     sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'fifo' });
     const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
@@ -68,6 +93,42 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     expect(uncaptured.error.message).toMatch(/scratch file cannot be read .*not a plain file/);
     // What the batch named of the scratch is given back however its read went.
     expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 16 });
+    socket.destroy();
+  });
+
+  it("reads a job's ring only within it, not through the link the job can replace, and keeps serving others", async () => {
+    service = await startService(['--memory', '1GiB']);
+    const { socket, frames } = await rawSocket(service.socketPath);
+    sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'ring' });
+    const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
+    const link = join(welcome.bulkDir, `${welcome.jobId}-s`);
+    // The service's first ring is made in the background at start: the job gets it once it is ready.
+    await until(() => existsSync(link), 'the ring\'s link', 20_000);
+    expect(readlinkSync(link)).toBe(`/proc/${service.process.pid}/fd/${readlinkSync(link).split('/').pop()}`);
+    unlinkSync(link);
+    execFileSync('mkfifo', [link]);
+    sendFrame(socket, { t: 'requestDevice', rid: 1 });
+    await until(() => frames.find((f) => f.rid === 1));
+    sendFrame(socket, { t: 'batch', scratchBytes: 32, cmds: [
+      { op: 'createBuffer', id: 1, size: 16, usage: 8 | 4 },
+      { op: 'writeBuffer', id: 1, offset: 0, data: { scratch: 0, length: 16 } },
+      { op: 'writeBuffer', id: 1, offset: 0, data: { scratch: 256 * 1024 * 1024 - 8, length: 16 } },
+      { op: 'workDone', rid: 2 },
+    ] });
+    await until(() => frames.find((f) => f.rid === 2), 'the workDone after the reads');
+    const errors = frames.filter((f) => f.t === 'uncaptured').map((f) => f.error.message);
+    // The first read came from the ring (the FIFO was never opened); the second passed its end.
+    expect(errors).toEqual([expect.stringMatching(/scratch ring cannot be read at \[268435448, 268435464\): it holds 268435456 bytes/)]);
+    expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 32 });
+    // A job killed in the middle of its uploads harms no one else's.
+    const killed = service.startJob([join(ROOT, 'test/fixtures/jobs/repeatedUpload.js'), '--', '--mib', '32', '--times', '1000']);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const other = service.cli(['run', join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24']);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    killed.child.kill('SIGKILL');
+    const result = await other;
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
     socket.destroy();
   });
 
