@@ -11,6 +11,7 @@
  */
 import type { CommandOf } from '../protocol/commands.js';
 import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
+import { renderDescriptorProblem, type RenderDescriptorKind } from '../protocol/renderDescriptors.js';
 import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, type RenderStage } from './jobLimits.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
@@ -45,6 +46,16 @@ function resolveRefs(ctx: ReplayContext, value: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = resolveRefs(ctx, item, depth + 1);
   return out;
+}
+
+/**
+ * A ReplayError unless `descriptor` is a `kind` descriptor as WebIDL converts it, naming only formats the job's
+ * device may use. The job side threw a TypeError for these already; this keeps any other client's from the shared
+ * device, whose node binding aborts the whole service on some (a GPUBlendState without `color`).
+ */
+function checkDescriptor(ctx: ReplayContext, kind: RenderDescriptorKind, descriptor: unknown): void {
+  const problem = renderDescriptorProblem(kind, descriptor, ctx.table.device?.features);
+  if (problem) throw new ReplayError(problem);
 }
 
 /** What a render command records into: a render pass (its command encoder's state) or a render bundle encoder (its own). */
@@ -113,6 +124,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
       const rid = cmd.rid;
       let descriptor: GPURenderPipelineDescriptor;
       try {
+        checkDescriptor(ctx, 'createRenderPipeline', cmd.descriptor);
         descriptor = { ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPipelineDescriptor), label: cmd.label };
         const formats = [...(descriptor.fragment?.targets ?? [])].map((target) => target?.format);
         const stages = [{ stage: 'vertex' as const, ...descriptor.vertex }, ...(descriptor.fragment ? [{ stage: 'fragment' as const, ...descriptor.fragment }] : [])];
@@ -149,6 +161,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
 
     beginRenderPass(ctx, cmd) {
       const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+      checkDescriptor(ctx, 'beginRenderPass', cmd.descriptor);
       const refusal = colorBytesPerSampleError(helpers.limitPair(ctx), attachmentFormats(ctx, cmd.descriptor), 'beginRenderPass');
       if (refusal) throw new ReplayError(refusal);
       const obj = encoder.obj.beginRenderPass({ ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPassDescriptor), label: cmd.label });
@@ -157,6 +170,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
     },
 
     createRenderBundleEncoder(ctx, cmd) {
+      checkDescriptor(ctx, 'createRenderBundleEncoder', cmd.descriptor);
       const formats = (cmd.descriptor as { colorFormats?: unknown }).colorFormats;
       const refusal = Array.isArray(formats) ? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'createRenderBundleEncoder') : null;
       if (refusal) throw new ReplayError(refusal);
