@@ -23,7 +23,7 @@ const CHECKS = [
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
-  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'writeTextureFootprint', 'depthStencilCopyBufferSize', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
+  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'writeTextureFootprint', 'depthStencilCopyBufferSize', 'textureCompute', 'textureBindingErrors', 'float32FilterableAuto', 'ownTextureLimits',
   'renderPass', 'renderErrors', 'renderEnums', 'renderImmediates', 'bcComputeRead', 'eventTargetPatching', 'afterDestroy',
 ] as const;
 
