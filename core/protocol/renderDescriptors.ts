@@ -27,6 +27,8 @@ const VERTEX_FORMATS = [
   'uint16', 'uint16x2', 'uint16x4', 'sint16', 'sint16x2', 'sint16x4', 'unorm16', 'unorm16x2', 'unorm16x4', 'snorm16', 'snorm16x2', 'snorm16x4',
   'float16', 'float16x2', 'float16x4', 'float32', 'float32x2', 'float32x3', 'float32x4',
   'uint32', 'uint32x2', 'uint32x3', 'uint32x4', 'sint32', 'sint32x2', 'sint32x3', 'sint32x4', 'unorm10-10-10-2', 'unorm8x4-bgra',
+  // Not in every version of the specification, but dawn.node accepts it (a valid pipeline on a local device).
+  'snorm10-10-10-2',
 ] as const;
 const BLEND_FACTORS = [
   'zero', 'one', 'src', 'one-minus-src', 'src-alpha', 'one-minus-src-alpha', 'dst', 'one-minus-dst', 'dst-alpha', 'one-minus-dst-alpha',

@@ -24,7 +24,7 @@ const CHECKS = [
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
   'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'writeTextureFootprint', 'depthStencilCopyBufferSize', 'textureCompute', 'textureBindingErrors', 'float32FilterableAuto', 'ownTextureLimits',
-  'renderPass', 'renderErrors', 'renderEnums', 'renderImmediates', 'bcComputeRead', 'eventTargetPatching', 'afterDestroy',
+  'renderPass', 'renderErrors', 'renderEnums', 'vertexFormats', 'renderImmediates', 'bcComputeRead', 'eventTargetPatching', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;

@@ -24,6 +24,10 @@ describe('renderDescriptorProblem', () => {
     expect(renderDescriptorProblem('createRenderPipeline', { vertex: { module: MODULE } })).toBe("createRenderPipeline: the dictionary has no 'layout'");
     expect(renderDescriptorProblem('createRenderPipeline', { layout: 'auto', vertex: { module: MODULE, buffers: [{ arrayStride: 4, attributes: [{ format: 'float64', offset: 0, shaderLocation: 0 }] }] } }))
       .toBe("createRenderPipeline.vertex.buffers[0].attributes[0].format: 'float64' is not a valid value");
+    // Every vertex format dawn.node takes is taken (snorm10-10-10-2 was a TypeError through the service only).
+    for (const format of ['unorm10-10-10-2', 'snorm10-10-10-2', 'unorm8x4-bgra']) {
+      expect(renderDescriptorProblem('createRenderPipeline', { layout: 'auto', vertex: { module: MODULE, buffers: [{ arrayStride: 4, attributes: [{ format, offset: 0, shaderLocation: 0 }] }] } })).toBeNull();
+    }
     expect(renderDescriptorProblem('beginRenderPass', { colorAttachments: [{ view: {}, loadOp: 'clear', storeOp: 'store', clearValue: { r: 0, g: 0, b: 0 } }] }))
       .toBe("beginRenderPass.colorAttachments[0].clearValue: the GPUColor has no 'a'");
     expect(renderDescriptorProblem('beginRenderPass', { colorAttachments: {} })).toBe('beginRenderPass.colorAttachments: not a sequence');
