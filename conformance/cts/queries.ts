@@ -1,10 +1,11 @@
 /**
- * The CTS queries `npm run test:cts` runs by default (about 8,000 cases): the
+ * The CTS queries `npm run test:cts` runs by default (about 12,000 cases): the
  * API's buffers, compute, error scopes, validation, the limits that compute
- * uses, a sample of textures, views and samplers, and the IDL checks, where the
- * remote GPU must behave as a local device. Shader execution tests (thousands
- * of cases per builtin, needing a generated cache), render and the full texture
- * matrices are left to `--query`.
+ * uses, a sample of textures, views, samplers, texel copies and render
+ * pipelines, and the IDL checks, where the remote GPU must behave as a local
+ * device. Shader execution tests (thousands of cases per builtin), most of
+ * render and the full texture matrices are left to `--query` (README lists
+ * what they gave).
  */
 export const DEFAULT_QUERIES: readonly string[] = [
   'webgpu:api,operation,adapter,*',
@@ -12,6 +13,7 @@ export const DEFAULT_QUERIES: readonly string[] = [
   'webgpu:api,operation,command_buffer,basic:*',
   'webgpu:api,operation,command_buffer,clearBuffer:*',
   'webgpu:api,operation,command_buffer,copyBufferToBuffer:*',
+  'webgpu:api,operation,command_buffer,image_copy:undefined_params:*',
   'webgpu:api,operation,compute,*',
   'webgpu:api,operation,compute_pipeline,*',
   'webgpu:api,operation,device,*',
@@ -19,7 +21,9 @@ export const DEFAULT_QUERIES: readonly string[] = [
   'webgpu:api,operation,memory_sync,buffer,*',
   'webgpu:api,operation,onSubmittedWorkDone:*',
   'webgpu:api,operation,queue,writeBuffer:*',
-  'webgpu:api,operation,sampling,filter_mode:*',
+  'webgpu:api,operation,render_pipeline,overrides:*',
+  'webgpu:api,operation,render_pipeline,primitive_topology:*',
+  'webgpu:api,operation,sampling,*',
   'webgpu:api,validation,buffer,*',
   'webgpu:api,validation,capability_checks,limits,maxBindGroups:*',
   'webgpu:api,validation,capability_checks,limits,maxBindingsPerBindGroup:*',
@@ -51,12 +55,15 @@ export const DEFAULT_QUERIES: readonly string[] = [
   'webgpu:api,validation,encoding,cmds,clearBuffer:*',
   'webgpu:api,validation,encoding,cmds,compute_pass:*',
   'webgpu:api,validation,encoding,cmds,copyBufferToBuffer:*',
+  'webgpu:api,validation,encoding,cmds,copyTextureToTexture:*',
   'webgpu:api,validation,encoding,cmds,index_access:*',
   'webgpu:api,validation,encoding,encoder_state:*',
   'webgpu:api,validation,encoding,programmable,*',
   'webgpu:api,validation,encoding,queries,*',
   'webgpu:api,validation,error_scope:*',
   'webgpu:api,validation,getBindGroupLayout:*',
+  'webgpu:api,validation,image_copy,buffer_texture_copies:depth_stencil_format,copy_buffer_size:*',
+  'webgpu:api,validation,image_copy,layout_related:required_bytes_in_copy:*',
   'webgpu:api,validation,layout_shader_compat:*',
   'webgpu:api,validation,query_set,*',
   'webgpu:api,validation,queue,*',

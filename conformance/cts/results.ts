@@ -5,6 +5,7 @@
  * its numbers and quoted names blanked), so one missing global or one limit
  * not enforced reads as one line with its count, not as hundreds of cases.
  */
+import { locallyFlakyReason } from './flaky.js';
 
 /** What the CTS said about one case. */
 export type CaseStatus = 'pass' | 'fail' | 'warn' | 'skip';
@@ -34,6 +35,11 @@ export interface Cause {
   cause: string;
   count: number;
   examples: string[];
+}
+
+/** A case that passed locally and not through the service by chance: a known locally flaky case, with why. */
+export interface FlakyCase extends Regression {
+  reason: string;
 }
 
 const PASSING: ReadonlySet<CaseStatus> = new Set(['pass', 'warn']);
@@ -81,6 +87,18 @@ export function regressions(local: QueryRun, remote: QueryRun): Regression[] {
     found.push({ name, remote: there?.status ?? 'missing', message: there?.message ?? remote.error ?? 'not run through the service' });
   }
   return found;
+}
+
+/** Regressions split into real ones and known locally flaky cases (see flaky.ts), which carry their reason. */
+export function setApartLocallyFlaky(found: readonly Regression[]): { real: Regression[]; flaky: FlakyCase[] } {
+  const real: Regression[] = [];
+  const flaky: FlakyCase[] = [];
+  for (const regression of found) {
+    const reason = locallyFlakyReason(regression.name);
+    if (reason) flaky.push({ ...regression, reason });
+    else real.push(regression);
+  }
+  return { real, flaky };
 }
 
 /** A message with the parts that vary from case to case blanked: numbers, quoted names, ids. */

@@ -12,15 +12,16 @@
  *   --query Q     a CTS query (repeatable; default: DEFAULT_QUERIES, about 8,000 cases)
  *   --json FILE   also write every query's counts and regressions as JSON
  *
- * Exits 1 when a case that passes locally does not pass through the service,
- * when the service died, or when no case passed locally at all.
+ * Exits 1 when a case that passes locally does not pass through the service
+ * (known locally flaky cases, flaky.ts, are listed with their reason and not
+ * counted), when the service died, or when no case passed locally at all.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT, startService, type BenchService, type SalusRun } from '../../bench/harness.js';
 import { DEFAULT_QUERIES } from './queries.js';
-import { groupByCause, parseQueryOutput, passCount, regressions, type QueryRun, type Regression } from './results.js';
+import { groupByCause, parseQueryOutput, passCount, regressions, setApartLocallyFlaky, type FlakyCase, type QueryRun, type Regression } from './results.js';
 
 /** The job that runs one query (plain JS, run from its source folder). */
 const CTS_JOB = join(ROOT, 'conformance', 'cts', 'job.js');
@@ -55,6 +56,8 @@ interface QueryReport {
   local: { passed: number; total: number; seconds: number };
   remote: { passed: number; total: number; seconds: number };
   regressions: Regression[];
+  /** Cases that passed locally only by chance (flaky.ts), with the reason. */
+  locallyFlaky: FlakyCase[];
   serviceDied: boolean;
   error: string | null;
 }
@@ -71,17 +74,19 @@ for (const query of queries) {
   const remote = outputOf(remoteRun);
   // Whether the service is still there: a control call must be answered.
   const serviceDied = await service.call('jobs').then(() => false, () => true);
+  const { real, flaky } = setApartLocallyFlaky(regressions(local, remote));
   const report: QueryReport = {
     query,
     local: { ...passCount(local), seconds: (remoteStart - localStart) / 1000 },
     remote: { ...passCount(remote), seconds: (remoteEnd - remoteStart) / 1000 },
-    regressions: regressions(local, remote),
+    regressions: real,
+    locallyFlaky: flaky,
     serviceDied,
     error: local.error ?? remote.error,
   };
   reports.push(report);
   const line = (side: QueryReport['local']) => `${String(side.passed).padStart(5)}/${String(side.total).padEnd(5)} ${side.seconds.toFixed(1).padStart(6)} s`;
-  console.log(`${query.padEnd(72)} local ${line(report.local)}   service ${line(report.remote)}   ${report.regressions.length ? `${report.regressions.length} REGRESSED` : ''}`);
+  console.log(`${query.padEnd(72)} local ${line(report.local)}   service ${line(report.remote)}   ${report.regressions.length ? `${report.regressions.length} REGRESSED` : ''}${report.locallyFlaky.length ? ` ${report.locallyFlaky.length} locally flaky` : ''}`);
   if (local.error) console.log(`  local: ${local.error}`);
   if (remote.error) console.log(`  service: ${remote.error}`);
   if (serviceDied) {
@@ -101,6 +106,13 @@ for (const group of groupByCause(all)) {
   console.log(`  ${String(group.count).padStart(5)}  ${group.cause}`);
   for (const example of group.examples) console.log(`           e.g. ${example}`);
 }
+const flaky = reports.flatMap((r) => r.locallyFlaky);
+const reasons = new Map<string, FlakyCase[]>();
+for (const found of flaky) reasons.set(found.reason, [...(reasons.get(found.reason) ?? []), found]);
+for (const [reason, cases] of reasons) {
+  console.log(`${cases.length} more passed locally only by chance (locally flaky, not counted): ${reason}`);
+  for (const found of cases.slice(0, 3)) console.log(`           e.g. ${found.name}`);
+}
 if (died.length) console.log(`the service died in: ${died.join(', ')}`);
-if (args.json) writeFileSync(args.json, JSON.stringify({ reports, causes: groupByCause(all) }, null, 2));
+if (args.json) writeFileSync(args.json, JSON.stringify({ reports, causes: groupByCause(all), locallyFlaky: [...reasons].map(([reason, cases]) => ({ reason, count: cases.length })) }, null, 2));
 process.exit(all.length > 0 || died.length > 0 || total('local').passed === 0 ? 1 : 0);

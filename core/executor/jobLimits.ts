@@ -14,6 +14,7 @@
  * is not refused.
  */
 import { bufferBindingKinds, computeStageNeeds, interStageVariables, stageResources, type ResourceKind } from './wgslLimits.js';
+import { autoLayoutSampleType, noteAutoLayout, noteAutoPipeline } from './autoLayoutTextures.js';
 
 /** The job's limit and the shared device's, for one limit name. */
 export type LimitPair = (key: string) => { job: number; device: number };
@@ -119,9 +120,20 @@ export function pipelineLayoutLimitError(limits: LimitPair, layouts: ReadonlyArr
   return perStageError(limits, layouts.filter((l) => l !== null).map((l) => layoutKinds.get(l)), 'createPipelineLayout');
 }
 
-/** Remembers which module a pipeline was made from. */
-export function notePipeline(pipeline: GPUComputePipeline, module: GPUShaderModule): void {
-  if (sources.has(module)) pipelineModules.set(pipeline, module);
+/** Remembers which module a pipeline was made from, and `auto`'s entry point and constants when its layout is 'auto'. */
+export function notePipeline(
+  pipeline: GPUComputePipeline, module: GPUShaderModule, auto?: { entryPoint?: string; constants?: Readonly<Record<string, number>> } | null,
+): void {
+  const source = sources.get(module);
+  if (source === undefined) return;
+  pipelineModules.set(pipeline, module);
+  if (auto) noteAutoPipeline(pipeline, [{ stage: 'compute', source, ...auto }]);
+}
+
+/** Remembers a render pipeline made with layout 'auto' from these stages (for the textures its layouts sample). */
+export function noteAutoRenderPipeline(pipeline: GPURenderPipeline, stages: readonly RenderStage[]): void {
+  const known = stages.filter((s) => sources.has(s.module));
+  noteAutoPipeline(pipeline, known.map(({ stage, module, entryPoint, constants }) => ({ stage, source: sources.get(module)!, entryPoint, constants })));
 }
 
 /** `module`'s buffer bindings by group (read once, then shared: callers never change them); null when unknown. */
@@ -148,6 +160,7 @@ const NO_BINDINGS: ReadonlyMap<number, BufferBindingInfo> = new Map();
 
 /** Remembers the buffer bindings of group `index` of a pipeline's (auto) layout. */
 export function noteLayoutOfPipeline(layout: GPUBindGroupLayout, pipeline: GPUComputePipeline, index: number): void {
+  noteAutoLayout(layout, pipeline, index);
   const module = pipelineModules.get(pipeline);
   const groups = module === undefined ? null : groupsOf(module);
   if (!groups) return;
@@ -268,7 +281,7 @@ const FLOAT32_FORMATS = new Set(['r32float', 'rg32float', 'rgba32float']);
 /** Why the job's device, made without 'float32-filterable', would refuse binding a view of `format` at `binding`; null when it would not. */
 export function float32FilterableError(features: ReadonlySet<string> | undefined, layout: GPUBindGroupLayout, binding: number, format: string): string | null {
   if (!features || features.has('float32-filterable') || !FLOAT32_FORMATS.has(format)) return null;
-  if (layoutKinds.get(layout)?.get(binding)?.sampleType !== 'float') return null;
+  if ((layoutKinds.get(layout)?.get(binding)?.sampleType ?? autoLayoutSampleType(layout, binding)) !== 'float') return null;
   return `createBindGroup: binding ${binding} samples a '${format}' texture as filterable 'float', which needs the 'float32-filterable' feature that requestDevice did not ask for`;
 }
 

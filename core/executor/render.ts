@@ -11,7 +11,9 @@
  */
 import type { CommandOf } from '../protocol/commands.js';
 import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
-import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, type RenderStage } from './jobLimits.js';
+import { renderDescriptorProblem, type RenderDescriptorKind } from '../protocol/renderDescriptors.js';
+import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, noteAutoRenderPipeline, type RenderStage } from './jobLimits.js';
+import { noteAutoLayout } from './autoLayoutTextures.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
 import type { ReplayHelpers } from './textures.js';
@@ -45,6 +47,16 @@ function resolveRefs(ctx: ReplayContext, value: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = resolveRefs(ctx, item, depth + 1);
   return out;
+}
+
+/**
+ * A ReplayError unless `descriptor` is a `kind` descriptor as WebIDL converts it, naming only formats the job's
+ * device may use. The job side threw a TypeError for these already; this keeps any other client's from the shared
+ * device, whose node binding aborts the whole service on some (a GPUBlendState without `color`).
+ */
+function checkDescriptor(ctx: ReplayContext, kind: RenderDescriptorKind, descriptor: unknown): void {
+  const problem = renderDescriptorProblem(kind, descriptor, ctx.table.device?.features);
+  if (problem) throw new ReplayError(problem);
 }
 
 /** What a render command records into: a render pass (its command encoder's state) or a render bundle encoder (its own). */
@@ -112,13 +124,15 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
     createRenderPipeline(ctx, cmd) {
       const rid = cmd.rid;
       let descriptor: GPURenderPipelineDescriptor;
+      let stages: RenderStage[];
       try {
+        checkDescriptor(ctx, 'createRenderPipeline', cmd.descriptor);
         descriptor = { ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPipelineDescriptor), label: cmd.label };
         const formats = [...(descriptor.fragment?.targets ?? [])].map((target) => target?.format);
-        const stages = [{ stage: 'vertex' as const, ...descriptor.vertex }, ...(descriptor.fragment ? [{ stage: 'fragment' as const, ...descriptor.fragment }] : [])];
+        stages = [{ stage: 'vertex' as const, ...descriptor.vertex }, ...(descriptor.fragment ? [{ stage: 'fragment' as const, ...descriptor.fragment }] : [])] as RenderStage[];
         const refusal = blendFeatureError(ctx, descriptor) ?? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'the fragment state')
-          ?? (descriptor.layout === 'auto' ? autoRenderLayoutError(helpers.limitPair(ctx), stages as RenderStage[]) : null)
-          ?? interStageLimitError(helpers.limitPair(ctx), stages as RenderStage[], descriptor.primitive?.topology === 'point-list');
+          ?? (descriptor.layout === 'auto' ? autoRenderLayoutError(helpers.limitPair(ctx), stages) : null)
+          ?? interStageLimitError(helpers.limitPair(ctx), stages, descriptor.primitive?.topology === 'point-list');
         if (refusal) throw new ReplayError(`createRenderPipeline${rid === undefined ? '' : 'Async'}: ${refusal}`);
       } catch (error) {
         if (rid === undefined) throw error;
@@ -127,14 +141,17 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
         ctx.reply(rid, { error: { type: 'validation', message } });
         return;
       }
+      const noteAuto = (pipeline: GPURenderPipeline) => { if (descriptor.layout === 'auto') noteAutoRenderPipeline(pipeline, stages); };
       if (rid === undefined) {
-        ctx.table.set(cmd.id, { kind: 'renderPipeline', obj: ctx.device.createRenderPipeline(descriptor) });
+        const obj = ctx.device.createRenderPipeline(descriptor);
+        noteAuto(obj);
+        ctx.table.set(cmd.id, { kind: 'renderPipeline', obj });
         return;
       }
       const entry: { kind: 'renderPipeline'; obj: GPURenderPipeline | null } = { kind: 'renderPipeline', obj: null };
       ctx.table.set(cmd.id, entry);
       ctx.device.createRenderPipelineAsync(descriptor).then(
-        (pipeline) => { entry.obj = pipeline; ctx.reply(rid, {}); },
+        (pipeline) => { entry.obj = pipeline; noteAuto(pipeline); ctx.reply(rid, {}); },
         (error: Error & { reason?: string }) => {
           ctx.table.invalidate(cmd.id, 'renderPipeline', error.message);
           ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });
@@ -143,12 +160,15 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
     },
 
     renderPipelineBindGroupLayout(ctx, cmd) {
-      const obj = renderPipeline(ctx, cmd.pipeline).getBindGroupLayout(cmd.index);
+      const pipeline = renderPipeline(ctx, cmd.pipeline);
+      const obj = pipeline.getBindGroupLayout(cmd.index);
+      noteAutoLayout(obj, pipeline, cmd.index);
       ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings: [] });
     },
 
     beginRenderPass(ctx, cmd) {
       const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
+      checkDescriptor(ctx, 'beginRenderPass', cmd.descriptor);
       const refusal = colorBytesPerSampleError(helpers.limitPair(ctx), attachmentFormats(ctx, cmd.descriptor), 'beginRenderPass');
       if (refusal) throw new ReplayError(refusal);
       const obj = encoder.obj.beginRenderPass({ ...(resolveRefs(ctx, cmd.descriptor) as GPURenderPassDescriptor), label: cmd.label });
@@ -157,6 +177,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
     },
 
     createRenderBundleEncoder(ctx, cmd) {
+      checkDescriptor(ctx, 'createRenderBundleEncoder', cmd.descriptor);
       const formats = (cmd.descriptor as { colorFormats?: unknown }).colorFormats;
       const refusal = Array.isArray(formats) ? colorBytesPerSampleError(helpers.limitPair(ctx), formats, 'createRenderBundleEncoder') : null;
       if (refusal) throw new ReplayError(refusal);

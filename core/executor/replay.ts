@@ -247,7 +247,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       const limitError = pastLimits(descriptor.compute.module);
       if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
       const obj = ctx.device.createComputePipeline(descriptor);
-      notePipeline(obj, descriptor.compute.module);
+      notePipeline(obj, descriptor.compute.module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null);
       ctx.table.set(cmd.id, { kind: 'computePipeline', obj });
       return;
     }
@@ -267,7 +267,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
-      (pipeline) => { entry.obj = pipeline; notePipeline(pipeline, descriptor.compute.module); ctx.reply(rid, {}); },
+      (pipeline) => { entry.obj = pipeline; notePipeline(pipeline, descriptor.compute.module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null); ctx.reply(rid, {}); },
       (error: Error & { reason?: string }) => {
         ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
         ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });

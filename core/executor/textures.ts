@@ -10,6 +10,7 @@
  */
 import type { CommandOf, DataRef } from '../protocol/commands.js';
 import { TEXEL_BLOCKS, textureBytes } from '../protocol/textureFormats.js';
+import { bytesInCopy } from '../protocol/texelCopyFootprint.js';
 import type { ResourceEntry, TexelCopyBuffer, TexelCopyTexture } from '../protocol/textureSchemas.js';
 import { bindingSizeLimitError, float32FilterableError, noteDynamicAlignments, textureLimitError, type LimitPair } from './jobLimits.js';
 import { ReplayError, type BufferEntry, type DynamicBinding, type Entry, type EntryKind } from './objects.js';
@@ -92,30 +93,13 @@ function copyTexture(ctx: ReplayContext, info: TexelCopyTexture): GPUTexelCopyTe
   return { texture: ctx.table.get(info.texture, 'texture').obj, mipLevel: info.mipLevel, origin: { x, y, z }, aspect: info.aspect as GPUTextureAspect };
 }
 
-/**
- * The bytes a buffer copy reaches from its offset (the spec's "required bytes in copy"), for a color or
- * compressed format; null where the format's copy size is not its block (depth, stencil) or the layout is
- * Dawn's error anyway.
- */
-function bytesInCopy(format: string, layout: TexelCopyBuffer, [width, height, depth]: readonly number[]): number | null {
-  const block = TEXEL_BLOCKS.get(format);
-  if (!block || format.startsWith('depth') || format === 'stencil8') return null;
-  const rows = Math.ceil(height / block.height);
-  const lastRowBytes = Math.ceil(width / block.width) * block.bytes;
-  if (width === 0 || rows === 0 || depth === 0) return 0;
-  const bytesPerRow = layout.bytesPerRow ?? (rows > 1 || depth > 1 ? null : lastRowBytes);
-  if (bytesPerRow === null) return null;
-  const rowsPerImage = layout.rowsPerImage ?? rows;
-  return bytesPerRow * rowsPerImage * (depth - 1) + bytesPerRow * (rows - 1) + lastRowBytes;
-}
-
 /** The buffer side of a copy: resolved, noted as used by the encoder, and held to the job's size of a pooled buffer. */
 function copyBuffer(
   ctx: ReplayContext, helpers: ReplayHelpers, encoder: { used: Set<BufferEntry> }, info: TexelCopyBuffer,
-  texture: GPUTexture, size: readonly number[], what: string,
+  texture: { texture: GPUTexture; aspect?: GPUTextureAspect }, size: readonly number[], what: string,
 ): GPUTexelCopyBufferInfo {
   const buffer = ctx.table.get(info.buffer, 'buffer');
-  const reach = buffer.lease?.pooled ? bytesInCopy(texture.format, info, size) : null;
+  const reach = buffer.lease?.pooled ? bytesInCopy(texture.texture.format, texture.aspect ?? 'all', info, size) : null;
   if (reach !== null) helpers.checkRange(buffer, info.offset, reach, what);
   encoder.used.add(buffer);
   return { buffer: buffer.obj, offset: info.offset, bytesPerRow: info.bytesPerRow, rowsPerImage: info.rowsPerImage };
@@ -178,14 +162,14 @@ export function textureHandlers(helpers: ReplayHelpers): { [K in TextureOp]: Han
     copyBufferToTexture(ctx, cmd) {
       const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
       const destination = copyTexture(ctx, cmd.destination);
-      const source = copyBuffer(ctx, helpers, encoder, cmd.source, destination.texture, cmd.size, 'copyBufferToTexture source');
+      const source = copyBuffer(ctx, helpers, encoder, cmd.source, destination, cmd.size, 'copyBufferToTexture source');
       encoder.obj.copyBufferToTexture(source, destination, extent(cmd.size));
     },
 
     copyTextureToBuffer(ctx, cmd) {
       const encoder = ctx.table.get(cmd.encoder, 'commandEncoder');
       const source = copyTexture(ctx, cmd.source);
-      const destination = copyBuffer(ctx, helpers, encoder, cmd.destination, source.texture, cmd.size, 'copyTextureToBuffer destination');
+      const destination = copyBuffer(ctx, helpers, encoder, cmd.destination, source, cmd.size, 'copyTextureToBuffer destination');
       encoder.obj.copyTextureToBuffer(source, destination, extent(cmd.size));
     },
 

@@ -218,24 +218,29 @@ function identifiers(text: string): Set<string> {
   return new Set(text.match(/(?<![\w.])[A-Za-z_]\w*/g) ?? []);
 }
 
-/** The module-scope variables of `vars` that `entry` uses, through the functions it calls; null when a local name may shadow one. */
-function usedVars(module: Module, entry: string, vars: ReadonlyMap<string, unknown>): Set<string> | null {
-  const used = new Set<string>();
+/** `entry` and the functions it calls, directly or not. */
+function reachedFunctions(module: Module, entry: string): Set<string> {
   const seen = new Set<string>();
   const pending = [entry];
   while (pending.length > 0) {
     const name = pending.pop()!;
     if (seen.has(name)) continue;
     seen.add(name);
+    for (const id of identifiers(module.functions.get(name)!.body)) if (module.functions.has(id)) pending.push(id);
+  }
+  return seen;
+}
+
+/** The module-scope variables of `vars` that `entry` uses, through the functions it calls; null when a local name may shadow one. */
+function usedVars(module: Module, entry: string, vars: ReadonlyMap<string, unknown>): Set<string> | null {
+  const used = new Set<string>();
+  for (const name of reachedFunctions(module, entry)) {
     const fn = module.functions.get(name)!;
     const declared = identifiers(`${fn.params} ${[...fn.body.matchAll(/\b(?:let|var|const)\s*(?:<[^>]*>)?\s*([A-Za-z_]\w*)/g)].map((m) => m[1]).join(' ')}`);
     for (const id of identifiers(fn.body)) {
-      if (vars.has(id)) {
-        if (declared.has(id)) return null;
-        used.add(id);
-      } else if (module.functions.has(id)) {
-        pending.push(id);
-      }
+      if (!vars.has(id)) continue;
+      if (declared.has(id)) return null;
+      used.add(id);
     }
   }
   return used;
@@ -349,4 +354,48 @@ export function bufferBindingKinds(source: string): Map<string, 'uniform' | 'sto
     kinds.set(`${Number(group)}:${Number(binding)}`, m[2] as 'uniform' | 'storage');
   }
   return kinds;
+}
+
+/** The texture builtins that take a sampler (the comparison ones take a sampler_comparison, never a `sampler`). */
+const SAMPLING_CALL = /\b(?:textureSample|textureSampleBias|textureSampleLevel|textureSampleGrad|textureSampleBaseClampToEdge|textureGather)\s*\(/g;
+const F32_TEXTURE = /((?:@\s*(?:group|binding)\s*\(\s*[^)]*\)\s*){2})var\s+([A-Za-z_]\w*)\s*:\s*texture_(?:1d|2d|2d_array|cube|cube_array|3d)\s*<\s*f32\s*>/g;
+
+/**
+ * The f32 sampled textures, as `group:binding`, that `entryPoint` (a `stage` entry point; the module's only one
+ * when undefined) passes by their module-scope names to a sampling builtin together with a module-scope
+ * `sampler`, in its body or a function it calls: those an 'auto' layout binds as filterable 'float' (Dawn
+ * also follows a texture through function parameters, which this does not: such a texture is not listed,
+ * and nothing is refused for it). Null when the module cannot be read well enough to say.
+ */
+export function filterableTextureBindings(
+  source: string, entryPoint: string | undefined, stage: 'vertex' | 'fragment' | 'compute', constants: Readonly<Record<string, number>> = {},
+): Set<string> | null {
+  const module = parseModule(source, constants);
+  if (!module) return null;
+  const entries = [...module.functions].filter(([, fn]) => new RegExp(`@\\s*${stage}\\b`).test(fn.attributes)).map(([name]) => name);
+  const entry = entryPoint ?? (entries.length === 1 ? entries[0] : undefined);
+  if (entry === undefined || !entries.includes(entry)) return null;
+  const textures = new Map<string, string>();
+  for (const m of module.code.matchAll(F32_TEXTURE)) {
+    const group = /@\s*group\s*\(\s*(\d+)[iu]?\s*\)/.exec(m[1])?.[1];
+    const binding = /@\s*binding\s*\(\s*(\d+)[iu]?\s*\)/.exec(m[1])?.[1];
+    if (group === undefined || binding === undefined) return null;
+    textures.set(m[2], `${Number(group)}:${Number(binding)}`);
+  }
+  const samplers = new Set([...module.code.matchAll(/\bvar\s+([A-Za-z_]\w*)\s*:\s*sampler\s*;/g)].map((m) => m[1]));
+  const handles = new Map<string, unknown>([...textures, ...[...samplers].map((s): [string, unknown] => [s, s])]);
+  // The functions the entry point reaches, where no local name shadows a texture or a sampler.
+  if (usedVars(module, entry, handles) === null) return null;
+  const filterable = new Set<string>();
+  for (const name of reachedFunctions(module, entry)) {
+    const body = module.functions.get(name)!.body;
+    for (const call of body.matchAll(SAMPLING_CALL)) {
+      const args = balanced(body, call.index + call[0].length - 1, '(', ')');
+      if (!args) return null;
+      const names = splitTopLevel(args.inner);
+      if (!names.some((arg) => samplers.has(arg))) continue;
+      for (const arg of names) if (textures.has(arg)) filterable.add(textures.get(arg)!);
+    }
+  }
+  return filterable;
 }

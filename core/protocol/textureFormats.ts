@@ -61,6 +61,15 @@ export const TEXEL_BLOCKS: ReadonlyMap<string, TexelBlock> = new Map<string, Tex
 /** The GPUTextureFormat names, for WebIDL's enum check. */
 export const TEXTURE_FORMATS: readonly string[] = [...TEXEL_BLOCKS.keys()];
 
+/**
+ * Why a device with `features` may not name `format` (the specification's "validate texture format required
+ * features", a TypeError at the call), or null when it may. `what` names the argument.
+ */
+export function formatFeatureProblem(format: string, features: { has(feature: string): boolean }, what: string): string | null {
+  const feature = TEXEL_BLOCKS.get(format)?.feature;
+  return feature && !features.has(feature) ? `${what}: '${format}' needs the '${feature}' feature, which the device was not created with` : null;
+}
+
 /** What a texture's footprint depends on. */
 export interface TextureShape {
   format: string;

@@ -23,8 +23,8 @@ const CHECKS = [
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
   'destroyOneOfMany', 'deviceAfterDestroyed', 'ownLimitsEnforced', 'requestDeviceConversions', 'requestAdapterOptions', 'overrideConstantConversions', 'enforceRangeArguments',
   'mappedRangesDetached', 'mappedAtCreationTooLarge', 'uncapturedHandlerOrder', 'descriptorsFromObjects', 'immediates',
-  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'textureCompute', 'textureBindingErrors', 'ownTextureLimits',
-  'renderPass', 'renderErrors', 'renderImmediates', 'eventTargetPatching', 'afterDestroy',
+  'adapterInfoIdentity', 'textureProperties', 'textureConversions', 'textureValidation', 'textureCopies', 'writeTextureFootprint', 'depthStencilCopyBufferSize', 'textureCompute', 'textureBindingErrors', 'float32FilterableAuto', 'ownTextureLimits',
+  'renderPass', 'renderErrors', 'renderEnums', 'vertexFormats', 'renderImmediates', 'bcComputeRead', 'eventTargetPatching', 'afterDestroy',
 ] as const;
 
 type Results = Record<string, { value: any; scopes?: unknown; uncaptured?: unknown[] }>;
@@ -138,6 +138,10 @@ describe('remote WebGPU conformance', () => {
     if (local.renderImmediates.value.supported !== false) expect(local.renderImmediates.value).toEqual({ pass: [10, 30, 40, 50], bundle: [20, 30, 40, 50] });
     expect(local.renderPass.value.pixels.slice(0, 4)).toEqual([0, 16, 239, 255]);
     expect(local.ownTextureLimits.value).toMatchObject({ width1DAtLimit: null, width1DPast: 'GPUValidationError', sampledPast: 'GPUValidationError' });
+    const { bundleWithHoles, asyncTopology, ...refusedEnums } = local.renderEnums.value;
+    for (const [name, result] of Object.entries<any>(refusedEnums)) expect(result, name).toEqual({ thrown: { threw: 'TypeError', name: 'TypeError' }, validation: null });
+    expect(asyncTopology).toMatchObject({ threw: 'TypeError' });
+    expect(bundleWithHoles).toEqual({ thrown: null, validation: null });
     expect(local.destroyOneOfMany.value).toMatchObject({ lostA: { reason: 'destroyed' }, mapOnA: { name: 'AbortError' }, bLost: 'alive' });
   });
 

@@ -257,12 +257,12 @@ export class RemoteDevice extends EventTarget {
   }
 
   createRenderPipeline(descriptor: GPURenderPipelineDescriptor): RemoteRenderPipeline {
-    return recordRenderPipeline(this.channel, renderPipelineDescriptor(descriptor, pipelineConstants), undefined);
+    return recordRenderPipeline(this.channel, renderPipelineDescriptor(descriptor, pipelineConstants, this.#features), undefined);
   }
 
   async createRenderPipelineAsync(descriptor: GPURenderPipelineDescriptor): Promise<RemoteRenderPipeline> {
     // Converted before anything is sent: a bad descriptor rejects this promise with a TypeError.
-    const converted = renderPipelineDescriptor(descriptor, pipelineConstants);
+    const converted = renderPipelineDescriptor(descriptor, pipelineConstants, this.#features);
     const rid = this.channel.allocateRid();
     const reply = this.channel.expectReply(rid);
     const pipeline = recordRenderPipeline(this.channel, converted, rid);
@@ -271,7 +271,7 @@ export class RemoteDevice extends EventTarget {
   }
 
   createRenderBundleEncoder(descriptor: GPURenderBundleEncoderDescriptor): RemoteRenderBundleEncoder {
-    return new RemoteRenderBundleEncoder(this.channel, descriptor);
+    return new RemoteRenderBundleEncoder(this.channel, descriptor, this.#features);
   }
 
   importExternalTexture(): never { return unsupported('importExternalTexture'); }

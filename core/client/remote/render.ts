@@ -11,10 +11,11 @@
 import { RemoteObject, idOf } from './base.js';
 import type { DeviceChannel } from './channel.js';
 import { RemoteBindGroupLayout, RemotePipelineLayout, RemoteQuerySet, RemoteShaderModule, type Retained } from './objects.js';
-import { RemoteSampler, RemoteTexture, RemoteTextureView } from './texture.js';
+import { RemoteSampler, RemoteTexture, RemoteTextureView, type FeatureSet } from './texture.js';
 import { dynamicOffsetsOf } from './dynamicOffsets.js';
 import { bytesOf, dictionary, enumValue, optionalSize64, size64, uint32, wrappedUint32 } from './webidl.js';
 import { MAX_DESCRIPTOR_DEPTH, type ObjectRef, type RefKind } from '../../protocol/objectRefs.js';
+import { INDEX_FORMATS, renderDescriptorProblem, type RenderDescriptorKind } from '../../protocol/renderDescriptors.js';
 
 const REF_CLASSES: ReadonlyArray<[new (...args: never[]) => RemoteObject, RefKind]> = [
   [RemoteShaderModule, 'shaderModule'], [RemotePipelineLayout, 'pipelineLayout'], [RemoteBindGroupLayout, 'bindGroupLayout'],
@@ -45,6 +46,16 @@ export function describe(value: unknown, what: string, retained?: Retained, dept
   return out;
 }
 
+/**
+ * A described render descriptor checked as WebIDL converts it: a TypeError for a missing required member, a
+ * value outside its enum, or a texture format whose feature the device (`features`) lacks.
+ */
+function checked(kind: RenderDescriptorKind, described: Record<string, unknown>, features?: FeatureSet): Record<string, unknown> {
+  const problem = renderDescriptorProblem(kind, described, features);
+  if (problem) throw new TypeError(problem);
+  return described;
+}
+
 export class RemoteRenderPipeline extends RemoteObject {
   /** The layout of bind group `index`: a new object on every call, as in browsers. */
   getBindGroupLayout(index: number): RemoteBindGroupLayout {
@@ -60,15 +71,18 @@ export interface RenderPipelineWire {
   label?: string;
 }
 
-/** Converts a render pipeline descriptor (a TypeError for a bad one); `constants` converts each stage's constants. */
+/**
+ * Converts a render pipeline descriptor (a TypeError for a bad one); `constants` converts each stage's constants,
+ * `features` are the device's (for the formats it names).
+ */
 export function renderPipelineDescriptor(
-  descriptor: GPURenderPipelineDescriptor, constants: (value: unknown) => Record<string, number> | undefined,
+  descriptor: GPURenderPipelineDescriptor, constants: (value: unknown) => Record<string, number> | undefined, features: FeatureSet,
 ): RenderPipelineWire {
   const d = dictionary(descriptor);
-  if (d.vertex === undefined) throw new TypeError("createRenderPipeline: the descriptor has no 'vertex'");
   const stage = <S extends GPUProgrammableStage>(state: S | undefined) => (state ? { ...state, constants: constants(state.constants) } : undefined);
   const { label, ...rest } = d;
-  return { descriptor: describe({ ...rest, vertex: stage(d.vertex), fragment: stage(d.fragment) }, 'createRenderPipeline') as Record<string, unknown>, label };
+  const described = describe({ ...rest, vertex: stage(d.vertex), fragment: stage(d.fragment) }, 'createRenderPipeline') as Record<string, unknown>;
+  return { descriptor: checked('createRenderPipeline', described, features), label };
 }
 
 /** Records the creation of a render pipeline (`rid` for the async one). */
@@ -77,8 +91,6 @@ export function recordRenderPipeline(channel: DeviceChannel, wire: RenderPipelin
   channel.record({ op: 'createRenderPipeline', id, rid, descriptor: wire.descriptor, label: wire.label });
   return new RemoteRenderPipeline(channel, id, wire.label);
 }
-
-const INDEX_FORMATS = ['uint16', 'uint32'] as const;
 
 /** What render passes and render bundle encoders both record (WebGPU's GPURenderCommandsMixin and its kin). */
 class RemoteRenderCommands extends RemoteObject {
@@ -250,9 +262,8 @@ export class RemoteRenderPassEncoder extends RemoteRenderCommands {
 /** `encoder.beginRenderPass(descriptor)`: recorded into `encoder`, what it names kept in `retained`. */
 export function beginRenderPass(encoder: RemoteObject, retained: Retained, descriptorArg: GPURenderPassDescriptor): RemoteRenderPassEncoder {
   const d = dictionary(descriptorArg);
-  if (d.colorAttachments === undefined) throw new TypeError("beginRenderPass: the descriptor has no 'colorAttachments'");
   const { label, ...rest } = d;
-  const descriptor = describe(rest, 'beginRenderPass', retained) as Record<string, unknown>;
+  const descriptor = checked('beginRenderPass', describe(rest, 'beginRenderPass', retained) as Record<string, unknown>);
   const id = encoder.channel.allocateId();
   encoder.channel.record({ op: 'beginRenderPass', id, encoder: encoder.id, descriptor, label });
   return new RemoteRenderPassEncoder(encoder.channel, id, label, retained);
@@ -268,11 +279,11 @@ export class RemoteRenderBundle extends RemoteObject {
 }
 
 export class RemoteRenderBundleEncoder extends RemoteRenderCommands {
-  constructor(channel: DeviceChannel, descriptorArg: GPURenderBundleEncoderDescriptor) {
+  /** `features`: the device's, for the formats the descriptor names. */
+  constructor(channel: DeviceChannel, descriptorArg: GPURenderBundleEncoderDescriptor, features: FeatureSet) {
     const d = dictionary(descriptorArg);
-    if (d.colorFormats === undefined) throw new TypeError("createRenderBundleEncoder: the descriptor has no 'colorFormats'");
     const { label, ...rest } = d;
-    const descriptor = describe(rest, 'createRenderBundleEncoder') as Record<string, unknown>;
+    const descriptor = checked('createRenderBundleEncoder', describe(rest, 'createRenderBundleEncoder') as Record<string, unknown>, features);
     const id = channel.allocateId();
     super(channel, id, label, new Set(), true);
     channel.record({ op: 'createRenderBundleEncoder', id, descriptor, label });

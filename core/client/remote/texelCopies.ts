@@ -10,6 +10,7 @@ import type { DeviceChannel } from './channel.js';
 import type { Retained } from './objects.js';
 import { enumValue, size64, uint32, optionalUint32, bytesOf } from './webidl.js';
 import type { TexelCopyBuffer, TexelCopyTexture } from '../../protocol/textureSchemas.js';
+import { bytesInCopy, MAX_COPY_BLOCK_BYTES } from '../../protocol/texelCopyFootprint.js';
 
 const ASPECTS = ['all', 'stencil-only', 'depth-only'] as const;
 
@@ -68,7 +69,12 @@ function copyBuffer(info: GPUTexelCopyBufferInfo, what: string, retained: Retain
   return { ...copyLayout(info, what), buffer: idOf(info.buffer, 'GPUBuffer') };
 }
 
-/** `queue.writeTexture`: the job's bytes are copied now (the job may change them once this returns). */
+/**
+ * `queue.writeTexture`: the job's bytes are copied now (the job may change them once this returns). Only the
+ * bytes the copy reads cross (from its offset, the required bytes in copy), the offset kept modulo 16 so its
+ * alignment to any texel block is unchanged; where that reach is unknown or past the data (the device's
+ * validation error), the whole data goes, for the device to judge as a local one would.
+ */
 export function writeTexture(
   channel: DeviceChannel, destination: GPUTexelCopyTextureInfo, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer,
   layout: GPUTexelCopyBufferLayout, size: GPUExtent3D,
@@ -78,7 +84,17 @@ export function writeTexture(
     layout: copyLayout(layout, 'writeTexture: dataLayout'),
     size: extent3D(size, 'writeTexture: size'),
   };
-  const bytes = bytesOf('writeTexture', data);
+  const whole = bytesOf('writeTexture', data);
+  // copyTexture checked that the destination is this job's texture, whose format is its descriptor's.
+  const format = typeof destination.texture.format === 'string' ? destination.texture.format : null;
+  const reach = format === null ? null : bytesInCopy(format, converted.destination.aspect, converted.layout, converted.size);
+  const { offset } = converted.layout;
+  let bytes = whole;
+  if (reach !== null && offset + reach <= whole.byteLength) {
+    const start = offset - (offset % MAX_COPY_BLOCK_BYTES);
+    bytes = whole.subarray(start, offset + reach);
+    converted.layout.offset = offset - start;
+  }
   const attached = channel.attach(bytes, true);
   channel.record({ op: 'writeTexture', ...converted, data: attached });
   if (!Array.isArray(attached)) channel.flush();

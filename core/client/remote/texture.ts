@@ -11,7 +11,8 @@ import { RemoteObject } from './base.js';
 import type { DeviceChannel } from './channel.js';
 import { dictionary, enumValue, optionalUint32, uint32 } from './webidl.js';
 import { extent3D } from './texelCopies.js';
-import { TEXEL_BLOCKS, TEXTURE_FORMATS } from '../../protocol/textureFormats.js';
+import { formatFeatureProblem, TEXTURE_FORMATS } from '../../protocol/textureFormats.js';
+import { COMPARE_FUNCTIONS } from '../../protocol/renderDescriptors.js';
 
 const DIMENSIONS = ['1d', '2d', '3d'] as const;
 /** GPUTextureViewDimension. */
@@ -19,8 +20,6 @@ export const VIEW_DIMENSIONS = ['1d', '2d', '2d-array', 'cube', 'cube-array', '3
 const ASPECTS = ['all', 'stencil-only', 'depth-only'] as const;
 const ADDRESS_MODES = ['clamp-to-edge', 'repeat', 'mirror-repeat'] as const;
 const FILTER_MODES = ['nearest', 'linear'] as const;
-/** GPUCompareFunction. */
-export const COMPARE_FUNCTIONS = ['never', 'less', 'equal', 'less-equal', 'greater', 'not-equal', 'greater-equal', 'always'] as const;
 
 /** The features a device was created with (its `features`). */
 export type FeatureSet = { has(feature: string): boolean };
@@ -31,8 +30,8 @@ export type FeatureSet = { has(feature: string): boolean };
  */
 export function textureFormat(value: unknown, what: string, features: FeatureSet): GPUTextureFormat {
   const format = enumValue(value, TEXTURE_FORMATS, what) as GPUTextureFormat;
-  const feature = TEXEL_BLOCKS.get(format)?.feature;
-  if (feature && !features.has(feature)) throw new TypeError(`${what}: '${format}' needs the '${feature}' feature, which the device was not created with`);
+  const problem = formatFeatureProblem(format, features, what);
+  if (problem) throw new TypeError(problem);
   return format;
 }
 

@@ -1,6 +1,6 @@
 /** Reading the CTS runner's output and grouping what regressed through the service by cause. */
 import { describe, expect, it } from 'vitest';
-import { causeOf, groupByCause, parseQueryOutput, passCount, regressions } from '../../../../conformance/cts/results.js';
+import { causeOf, groupByCause, parseQueryOutput, passCount, regressions, setApartLocallyFlaky } from '../../../../conformance/cts/results.js';
 
 /** Output as the runner prints it with --print-json: a driver's warning first, a summary after. */
 function output(results: [string, string, string[]?][]): string {
@@ -44,5 +44,19 @@ describe('CTS results', () => {
       { cause: 'size N > N', count: 4, examples: ['a', 'b', 'd'] },
       { cause: 'other', count: 1, examples: ['c'] },
     ]);
+  });
+
+  it('sets known locally flaky cases apart with their reason, and only those', () => {
+    const swizzle = 'webgpu:api,operation,texture_view,texture_component_swizzle:read_swizzle:format="bc1-rgba-unorm";func="textureSample"';
+    const astc = 'webgpu:api,operation,texture_view,texture_component_swizzle:read_swizzle:format="astc-10x8-unorm-srgb";func="textureSampleLevel"';
+    const uncompressed = 'webgpu:api,operation,texture_view,texture_component_swizzle:read_swizzle:format="rgba8unorm";func="textureSample"';
+    const { real, flaky } = setApartLocallyFlaky([
+      { name: swizzle, remote: 'fail', message: 'EXPECTATION FAILED: Texture level had unexpected contents:' },
+      { name: uncompressed, remote: 'fail', message: 'EXPECTATION FAILED: Texture level had unexpected contents:' },
+      { name: astc, remote: 'fail', message: 'EXPECTATION FAILED: Texture level had unexpected contents:' },
+    ]);
+    expect(real.map((r) => r.name)).toEqual([uncompressed]);
+    expect(flaky.map((r) => r.name)).toEqual([swizzle, astc]);
+    expect(flaky[0]!.reason).toMatch(/SwiftShader does not decode the blocks for a compute-stage read/);
   });
 });
