@@ -121,11 +121,13 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     expect(errors).toEqual([expect.stringMatching(/scratch ring cannot be read at \[268435448, 268435464\): it holds 268435456 bytes/)]);
     expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 32 });
     // A job killed in the middle of its uploads harms no one else's.
-    const killed = service.startJob([join(ROOT, 'test/fixtures/jobs/repeatedUpload.js'), '--', '--mib', '32', '--times', '1000']);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The job's own process is killed (its pid from the service), not the `salus run` that waits on it.
+    const killed = service.startJob(['--name', 'doomed', join(ROOT, 'test/fixtures/jobs/repeatedUpload.js'), '--', '--mib', '32', '--times', '1000']);
+    const doomed = await service.waitForJobs((jobs) => jobs.find((j) => j.name === 'doomed' && j.state === 'running' && j.pid));
     const other = service.cli(['run', join(ROOT, 'test/fixtures/jobs/bigUpload.js'), '--', '--mib', '24']);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    killed.child.kill('SIGKILL');
+    process.kill(doomed.pid, 'SIGKILL');
+    await killed.done;
     const result = await other;
     expect(result.code, result.stderr).toBe(0);
     expect(lastJson(result.stdout)).toEqual({ bytes: 24 * 1024 * 1024, bad: 0 });
