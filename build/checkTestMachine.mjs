@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, withRuntimeDir } from './startSupport.mjs';
 
-const gpuModule = pathToFileURL(join(ROOT, 'dist', 'core', 'executor', 'gpu.js')).href;
+const gpuModule = pathToFileURL(join(ROOT, 'dist', 'core', 'platform', 'gpu.js')).href;
 const { SOFTWARE_GPU_INSTALL_COMMAND } = await import(gpuModule);
 
 // In a child process: Dawn prints its own Vulkan warnings on stderr while it looks, and they are no help here.
