@@ -9,7 +9,7 @@
  * Usage: `npm run test:cts -- --cts DIR [--query Q]... [--json FILE]`
  * (or `node dist/conformance/cts/run.js …` after `npm run build`).
  *   --cts DIR     a CTS checkout with its Node build (see HOW_TO_GET_THE_CTS)
- *   --query Q     a CTS query (repeatable; default: DEFAULT_QUERIES, about 8,000 cases)
+ *   --query Q     a CTS query (repeatable; default: DEFAULT_QUERIES, about 12,600 cases)
  *   --json FILE   also write every query's counts and regressions as JSON
  *
  * Exits 1 when a case that passes locally does not pass through the service
@@ -34,9 +34,25 @@ export const HOW_TO_GET_THE_CTS = `The CTS is not on npm: clone it and build its
   npx tsc --project node.tsconfig.json --outDir out-node/
 then: npm run test:cts -- --cts ~/webgpu-cts`;
 
-const { values: args } = parseArgs({
-  options: { cts: { type: 'string' }, query: { type: 'string', multiple: true }, json: { type: 'string' } },
-});
+const USAGE = `Usage: npm run test:cts -- --cts DIR [--query Q]... [--json FILE]
+  --cts DIR     a CTS checkout with its Node build
+  --query Q     a CTS query (repeatable; default: the ${DEFAULT_QUERIES.length} queries of conformance/cts/queries.ts)
+  --json FILE   also write every query's counts and regressions as JSON`;
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: { cts: { type: 'string' }, query: { type: 'string', multiple: true }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+} catch (error) {
+  console.error(`salus: ${(error as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+const args = parsed.values;
+if (args.help) {
+  console.log(`${USAGE}\n\n${HOW_TO_GET_THE_CTS}`);
+  process.exit(0);
+}
 const ctsDir = args.cts ? resolve(args.cts) : null;
 if (!ctsDir || !existsSync(join(ctsDir, 'out-node', 'common', 'runtime', 'cmdline.js'))) {
   console.error(ctsDir ? `salus: ${ctsDir} has no CTS Node build (out-node/common/runtime/cmdline.js).` : 'salus: say where the CTS is: --cts DIR.');
