@@ -80,6 +80,9 @@ function runOnce(program: string, args: string[], options: RunSlurmOptions): Pro
       if (code === 0) resolveRun(stdout);
       else reject(new SlurmCommandError(program, signal ? `${stderr}\n(stopped after ${(options.timeoutMs ?? 60_000) / 1000} s: is slurmctld reachable?)` : stderr, code));
     });
+    // A command that exits without reading its input (squeue answering at once, an sbatch that fails early)
+    // closes the pipe first: that EPIPE is not the outcome, the exit code and stderr above are.
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
 }
