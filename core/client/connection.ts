@@ -89,17 +89,25 @@ export class ServiceConnection extends EventEmitter {
       connection.send({ t: 'hello', protocol: PROTOCOL_VERSION, ...hello });
     });
     connection.welcome = welcome as Extract<ServerMessage, { t: 'welcome' }>;
-    connection.openScratch();
     connection.updateRef();
     return connection;
   }
 
-  /** Opens the job's scratch ring now, if the service made one, so that its mapping is ready by the first upload. */
-  private openScratch(): void {
-    const { bulkDir, jobId } = this.welcome;
-    if (!bulkDir || !jobId) return;
-    this.scratch = new BulkScratch(join(bulkDir, scratchFileName(jobId)));
-    void this.scratch.prepare();
+  /**
+   * The job's scratch in the bulk folder, or null where the service offers no
+   * bulk channel. Made at first use: a job that moves no bulk bytes opens and maps nothing.
+   */
+  bulkScratch(): BulkScratch | null {
+    const bulkDir = this.welcome?.bulkDir;
+    const jobId = this.welcome?.jobId;
+    if (!bulkDir || !jobId) return null;
+    return (this.scratch ??= new BulkScratch(join(bulkDir, scratchFileName(jobId))));
+  }
+
+  /** Names `lengthBytes` already at `offset` of the scratch (see BulkScratch.holdToUpload) as a command's bytes. */
+  attachScratch(offset: number, lengthBytes: number): DataRef {
+    this.scratchBytes += lengthBytes;
+    return { scratch: offset, length: lengthBytes };
   }
 
   /** Whether the connection is gone, and why. */
@@ -174,13 +182,10 @@ export class ServiceConnection extends EventEmitter {
   attach(bytes: Uint8Array, copy = false): DataRef {
     const bulkDir = this.welcome?.bulkDir;
     const jobId = this.welcome?.jobId;
-    if (bulkDir && jobId && bytes.byteLength >= BULK_MIN_BYTES) {
-      this.scratch ??= new BulkScratch(join(bulkDir, scratchFileName(jobId)));
-      const offset = this.scratch.write(bytes);
-      if (offset !== null) {
-        this.scratchBytes += bytes.byteLength;
-        return { scratch: offset, length: bytes.byteLength };
-      }
+    const scratch = bytes.byteLength >= BULK_MIN_BYTES ? this.bulkScratch() : null;
+    if (bulkDir && jobId && scratch) {
+      const offset = scratch.write(bytes);
+      if (offset !== null) return this.attachScratch(offset, bytes.byteLength);
       // The scratch file is full (the service has not read it yet) or unusable: a file of its own.
       const file = `${jobId}-${this.nextBulkFile++}`;
       try {

@@ -45,9 +45,14 @@ export class BulkReader {
     if (this.bulkDir) removeBulkFiles(this.bulkDir, this.jobId);
   }
 
+  /** The job's scratch ring (the service's own mapping of it), if the service made it one and the job is still there. */
+  ring(): Uint8Array | undefined {
+    return scratchPoolFor(this.bulkDir)?.regionOf(this.jobId);
+  }
+
   private readScratch(offset: number, lengthBytes: number): Uint8Array {
     const where = `[${offset}, ${offset + lengthBytes})`;
-    const ring = scratchPoolFor(this.bulkDir)?.regionOf(this.jobId);
+    const ring = this.ring();
     if (ring) {
       if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(lengthBytes) || offset < 0 || lengthBytes < 0 || offset + lengthBytes > ring.byteLength) {
         throw new ReplayError(`the job's scratch ring cannot be read at ${where}: it holds ${ring.byteLength} bytes`);

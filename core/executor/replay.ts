@@ -13,6 +13,7 @@ import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type Da
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import { pollDawnSoon } from './dawnPolling.js';
+import { checkRingTarget, sendMappedBytes } from './ringReadback.js';
 import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
@@ -42,6 +43,8 @@ export interface ReplayContext {
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
   /** Bytes in the bulk channel: a file of this job (then removed) or its scratch file; throws ReplayError if unusable. */
   readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array;
+  /** The job's scratch ring, as the service's own mapping of it (readbacks go there: ringReadback.ts); undefined without one. */
+  ring(): Uint8Array | undefined;
   /** The service's own command buffers to run before the job's in this submit (the iteration timer's start). */
   submitPrefix(): GPUCommandBuffer[];
   /** The service's own command buffers to run after the job's in this submit (the iteration timer's end). */
@@ -136,13 +139,15 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   mapAsync(ctx, cmd) {
     let buffer: BufferEntry;
+    let size: number;
     try {
       buffer = ctx.table.get(cmd.id, 'buffer');
+      size = cmd.size ?? Math.max(0, buffer.sizeBytes - cmd.offset);
+      checkRingTarget(ctx, cmd.ring, Math.min(size, DATA_CHUNK_BYTES));
     } catch (error) {
       ctx.replyError(cmd.rid, (error as Error).message);
       throw error;
     }
-    const size = cmd.size ?? Math.max(0, buffer.sizeBytes - cmd.offset);
     buffer.obj.mapAsync(cmd.mode, cmd.offset, size).then(
       () => {
         if (buffer.destroyed) {
@@ -151,9 +156,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         }
         const range = buffer.obj.getMappedRange(cmd.offset, size);
         buffer.mapped = { offset: cmd.offset, range };
-        // Copy out: the mapped memory goes away at unmap, the socket write happens later.
-        const first = new Uint8Array(range, 0, Math.min(size, DATA_CHUNK_BYTES)).slice();
-        ctx.reply(cmd.rid, { offset: cmd.offset, size }, [first]);
+        sendMappedBytes(ctx, cmd.rid, { offset: cmd.offset, size }, new Uint8Array(range, 0, Math.min(size, DATA_CHUNK_BYTES)), cmd.ring);
       },
       (error: Error) => ctx.replyError(cmd.rid, `mapAsync failed: ${error.message}`),
     );
@@ -167,7 +170,8 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       if (!mapped || at < 0 || cmd.size > DATA_CHUNK_BYTES || at + cmd.size > mapped.range.byteLength) {
         throw new ReplayError(`readMapped: [${cmd.offset}, ${cmd.offset + cmd.size}) is not a piece of the mapped range`);
       }
-      ctx.reply(cmd.rid, {}, [new Uint8Array(mapped.range, at, cmd.size).slice()]);
+      checkRingTarget(ctx, cmd.ring, cmd.size);
+      sendMappedBytes(ctx, cmd.rid, {}, new Uint8Array(mapped.range, at, cmd.size), cmd.ring);
     } catch (error) {
       ctx.replyError(cmd.rid, (error as Error).message);
       throw error;

@@ -358,6 +358,7 @@ export class Session implements ResidentSession {
       reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
       replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
       readBulk: (ref) => this.readBulk(ref),
+      ring: () => this.bulk.ring(),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
       submitSuffix: () => (this.stampEndHere && this.iteration.running && this.timer ? this.timer.takeEndCommands() : []),
     };

@@ -29,9 +29,17 @@ export interface SharedMemoryAddon {
   /**
    * Detaches `region.buffer` at once (its views become empty), then unmaps it,
    * and closes `fd` if given, on the thread pool (freeing 256 MiB of pages takes
-   * a while). Again is a no-op (but still closes `fd`).
+   * a while). Again is a no-op (but still closes `fd`). Buffers from `view` that
+   * are still live keep the pages mapped until the last is detached or collected.
    */
   unmap(region: SharedRegion, fd?: number): void;
+  /**
+   * `lengthBytes` (≥ 1) at `offsetBytes` of the region as an ArrayBuffer over the
+   * mapping itself, no copy. Throws a RangeError outside the region, an Error once it is unmapped.
+   */
+  view(region: SharedRegion, offsetBytes: number, lengthBytes: number): ArrayBuffer;
+  /** Detaches a buffer from `view` now (anything else, or again: nothing happens). */
+  detach(buffer: ArrayBuffer): void;
 }
 
 /** The addon's path relative to the repository (or app.asar.unpacked) root. */

@@ -129,10 +129,14 @@ export const COMMANDS = {
    */
   discard: { code: 6, fields: { id: f.id } },
   writeBuffer: { code: 7, fields: { id: f.id, offset: f.u64, data: f.data } },
-  /** Replies `{offset, size}` with the mapped range's first DATA_CHUNK_BYTES; `readMapped` fetches the rest. */
-  mapAsync: { code: 8, fields: { rid: f.rid, id: f.id, mode: f.u32, offset: f.u64, size: f.optU64 } },
-  /** More of a range mapped for reading: replies with bytes [offset, offset + size) of the buffer. */
-  readMapped: { code: 9, fields: { rid: f.rid, id: f.id, offset: f.u64, size: f.u64 } },
+  /**
+   * Replies `{offset, size}` with the mapped range's first DATA_CHUNK_BYTES; `readMapped` fetches the rest.
+   * With `ring`, those bytes go to that offset of the job's scratch ring instead (core/executor/ringReadback.ts)
+   * and the reply, `{offset, size, ring}`, carries none.
+   */
+  mapAsync: { code: 8, fields: { rid: f.rid, id: f.id, mode: f.u32, offset: f.u64, size: f.optU64, ring: f.optU64 } },
+  /** More of a range mapped for reading: replies with bytes [offset, offset + size) of the buffer (or puts them at `ring`, as mapAsync). */
+  readMapped: { code: 9, fields: { rid: f.rid, id: f.id, offset: f.u64, size: f.u64, ring: f.optU64 } },
   /** What the job wrote into a write-mapped range (or one mapped at creation), sent before its unmap. */
   writeMapped: { code: 10, fields: { id: f.id, offset: f.u64, data: f.data } },
   unmap: { code: 11, fields: { id: f.id } },

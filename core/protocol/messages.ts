@@ -9,8 +9,8 @@ import type { DecodedBatch } from './commandCodec.js';
 import type { ServiceEvent } from './api.js';
 import type { GpuInfo, JobState } from './state.js';
 
-/** Bumped on every incompatible change of frames, envelopes or commands (3: binary command streams). */
-export const PROTOCOL_VERSION = 3;
+/** Bumped on every incompatible change of frames, envelopes or commands (3: binary command streams; 4: readbacks into the scratch ring). */
+export const PROTOCOL_VERSION = 4;
 
 /** Error codes of `error` frames and failed replies; named, grouped by range. */
 export const ErrorCode = {

@@ -7,8 +7,13 @@
  *     shrink or grow, and mapped shared and populated;
  *   mapShared(fd, sizeBytes) -> Promise<region>: maps an open file shared and
  *     populated (the file must hold at least sizeBytes);
+ *   view(region, offsetBytes, lengthBytes) -> ArrayBuffer over that part of the
+ *     mapping, no copy (a readback's mapped range in the job's ring);
+ *   detach(view): detaches a view from view() (again: a no-op);
  *   unmap(region, fd?): detaches region.buffer at once (its views become empty),
- *     then unmaps it, and closes fd if given, on the thread pool.
+ *     then unmaps it, and closes fd if given, on the thread pool. While views
+ *     from view() are live (neither detached nor collected), the memory stays
+ *     mapped for them and is unmapped when the last one goes.
  * A region is { buffer: ArrayBuffer over the mapping, handle }. The slow parts
  * (allocating and faulting in pages) run on libuv's thread pool, never on the
  * caller's thread. A mapping left alone is unmapped when its buffer is collected.
@@ -28,13 +33,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* One mapping, shared by its ArrayBuffer and its handle: freed when both are collected. */
+/* One mapping, shared by its ArrayBuffer, its handle and its views: freed when all are collected. */
 typedef struct {
   void *address;
   size_t size_bytes;
-  int unmapped;
-  int refs;
+  int unmapped;     /* munmap done or queued */
+  int refs;         /* JS objects that point here */
+  int live_views;   /* views neither detached nor collected */
+  int unmap_wanted; /* unmap() came while views were live: unmap when the last goes */
 } mapping_t;
+
+/* One view of a mapping (see view()). */
+typedef struct {
+  mapping_t *m;
+  int released;
+} view_t;
 
 typedef struct {
   napi_async_work work;
@@ -92,6 +105,8 @@ static napi_value make_region(napi_env env, void *address, size_t size_bytes) {
   m->size_bytes = size_bytes;
   m->unmapped = 0;
   m->refs = 2;
+  m->live_views = 0;
+  m->unmap_wanted = 0;
   napi_value buffer, handle, region;
   if (napi_create_external_arraybuffer(env, address, size_bytes, finalize_buffer, m, &buffer) != napi_ok) {
     /* Runtimes with a V8 sandbox (Electron's) refuse memory from outside it. */
@@ -222,40 +237,149 @@ static void complete_release(napi_env env, napi_status status, void *data) {
   free(release);
 }
 
-/* unmap(region, fd?): detaches now; unmaps (and closes fd, if given) on the thread pool. */
-static napi_value unmap(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2], buffer, handle, name;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+/* Queues munmap (and close of fd, if >= 0) on the thread pool. */
+static void queue_release(napi_env env, void *address, size_t size_bytes, int fd) {
+  napi_value name;
+  release_t *release = malloc(sizeof *release);
+  if (!release) {
+    munmap(address, size_bytes);
+    if (fd >= 0) close(fd);
+    return;
+  }
+  release->address = address;
+  release->size_bytes = size_bytes;
+  release->fd = fd;
+  napi_create_string_utf8(env, "salus_shm_release", NAPI_AUTO_LENGTH, &name);
+  napi_create_async_work(env, NULL, name, run_release, complete_release, release, &release->work);
+  napi_queue_async_work(env, release->work);
+}
+
+/* The mapping behind a region's handle, or NULL with a TypeError thrown. */
+static mapping_t *mapping_of(napi_env env, napi_value region, napi_value *buffer) {
+  napi_value handle;
   mapping_t *m = NULL;
-  if (napi_get_named_property(env, argv[0], "buffer", &buffer) != napi_ok
-      || napi_get_named_property(env, argv[0], "handle", &handle) != napi_ok
+  if (napi_get_named_property(env, region, "buffer", buffer) != napi_ok
+      || napi_get_named_property(env, region, "handle", &handle) != napi_ok
       || napi_get_value_external(env, handle, (void **)&m) != napi_ok || !m) {
-    napi_throw_type_error(env, NULL, "unmap takes a region from createSealed or mapShared");
+    napi_throw_type_error(env, NULL, "expected a region from createSealed or mapShared");
     return NULL;
   }
+  return m;
+}
+
+/*
+ * A view is gone (detached or collected): the last one lets a wanted unmap
+ * happen, on the thread pool when `env` may queue work, else now (a finalizer
+ * may run while Node is shutting down, when no work can be queued).
+ */
+static void release_view(napi_env env, view_t *v) {
+  if (v->released) return;
+  v->released = 1;
+  mapping_t *m = v->m;
+  if (--m->live_views == 0 && m->unmap_wanted && !m->unmapped) {
+    m->unmapped = 1;
+    if (env) queue_release(env, m->address, m->size_bytes, -1);
+    else munmap(m->address, m->size_bytes);
+  }
+}
+
+static void finalize_view(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)data;
+  view_t *v = hint;
+  release_view(NULL, v);
+  drop_ref(v->m);
+  free(v);
+}
+
+/* Reads a non-negative integer no larger than 2^48 (an offset or a length). */
+static int read_extent(napi_env env, napi_value value, size_t *out) {
+  double number;
+  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0) || number > 281474976710656.0 || number != (double)(uint64_t)number) {
+    napi_throw_range_error(env, NULL, "offset and length must be non-negative integers");
+    return 0;
+  }
+  *out = (size_t)number;
+  return 1;
+}
+
+/* view(region, offsetBytes, lengthBytes): an ArrayBuffer over that part of the mapping, without a copy. */
+static napi_value view(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3], buffer, result;
+  size_t offset, length;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  mapping_t *m = mapping_of(env, argv[0], &buffer);
+  if (!m) return NULL;
+  if (!read_extent(env, argv[1], &offset) || !read_extent(env, argv[2], &length)) return NULL;
+  if (m->unmapped || m->unmap_wanted) {
+    napi_throw_error(env, NULL, "the region is unmapped");
+    return NULL;
+  }
+  if (length == 0 || offset > m->size_bytes || length > m->size_bytes - offset) {
+    napi_throw_range_error(env, NULL, "the view must be a non-empty part of the region");
+    return NULL;
+  }
+  view_t *v = malloc(sizeof *v);
+  if (!v) { napi_throw_error(env, NULL, "out of memory"); return NULL; }
+  v->m = m;
+  v->released = 0;
+  if (napi_create_external_arraybuffer(env, (char *)m->address + offset, length, finalize_view, v, &result) != napi_ok) {
+    free(v);
+    napi_throw_error(env, NULL, "this runtime does not allow external ArrayBuffers");
+    return NULL;
+  }
+  m->refs++;
+  m->live_views++;
+  /* detach() finds the view's record through this wrap (freed by finalize_view, not by the wrap). */
+  if (napi_wrap(env, result, v, NULL, NULL, NULL) != napi_ok) return NULL;
+  return result;
+}
+
+/* detach(view): detaches a view from view() now; a view already detached (or anything else) is left alone. */
+static napi_value detach(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  view_t *v = NULL;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 1 || napi_remove_wrap(env, argv[0], (void **)&v) != napi_ok || !v) {
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) {
+      napi_value ignored;
+      napi_get_and_clear_last_exception(env, &ignored);
+    }
+    return NULL;
+  }
+  CHECK(napi_detach_arraybuffer(env, argv[0]));
+  release_view(env, v);
+  return NULL;
+}
+
+/* unmap(region, fd?): detaches now; unmaps (and closes fd, if given) on the thread pool, once no view is live. */
+static napi_value unmap(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], buffer;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  mapping_t *m = mapping_of(env, argv[0], &buffer);
+  if (!m) return NULL;
   int32_t fd = -1;
   napi_valuetype type;
   if (napi_typeof(env, argv[1], &type) == napi_ok && type == napi_number) napi_get_value_int32(env, argv[1], &fd);
-  if (m->unmapped) {
+  if (m->unmapped || m->unmap_wanted) {
     if (fd >= 0) close(fd);
     return NULL;
   }
   /* Detached first, so that no view of it can reach the memory once it is gone. */
   CHECK(napi_detach_arraybuffer(env, buffer));
-  m->unmapped = 1;
-  release_t *release = malloc(sizeof *release);
-  if (!release) {
-    munmap(m->address, m->size_bytes);
+  if (m->live_views > 0) {
+    /* Views from view() still point here: the pages stay until the last of them goes. */
+    m->unmap_wanted = 1;
     if (fd >= 0) close(fd);
     return NULL;
   }
-  release->address = m->address;
-  release->size_bytes = m->size_bytes;
-  release->fd = fd;
-  napi_create_string_utf8(env, "salus_shm_release", NAPI_AUTO_LENGTH, &name);
-  napi_create_async_work(env, NULL, name, run_release, complete_release, release, &release->work);
-  napi_queue_async_work(env, release->work);
+  m->unmapped = 1;
+  queue_release(env, m->address, m->size_bytes, fd);
   return NULL;
 }
 
@@ -263,6 +387,8 @@ static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
     { "createSealed", NULL, create_sealed, NULL, NULL, NULL, napi_default, NULL },
     { "mapShared", NULL, map_shared, NULL, NULL, NULL, napi_default, NULL },
+    { "view", NULL, view, NULL, NULL, NULL, napi_default, NULL },
+    { "detach", NULL, detach, NULL, NULL, NULL, napi_default, NULL },
     { "unmap", NULL, unmap, NULL, NULL, NULL, napi_default, NULL },
   };
   CHECK(napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties));

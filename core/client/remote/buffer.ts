@@ -1,9 +1,11 @@
 /**
  * GPUBuffer for a job. Mapping is mirrored: `mapAsync` brings the mapped range's
  * bytes over once the service's real buffer is mapped (in DATA_CHUNK_BYTES
- * pieces, requested together); `getMappedRange` hands out copies of it; `unmap`
- * sends back what the job wrote to write-mapped ranges and detaches the
- * ArrayBuffers it handed out, as a browser does.
+ * pieces, requested together): a large range into the job's scratch ring, where
+ * `getMappedRange` hands out views of it (./ringHold.ts), a small one in the
+ * replies, which `getMappedRange` hands out copies of; `unmap` sends back what
+ * the job wrote to write-mapped ranges and detaches the ArrayBuffers it handed
+ * out, as a browser does.
  */
 import { markAsUntransferable } from 'node:worker_threads';
 import { RemoteObject } from './base.js';
@@ -11,15 +13,27 @@ import { GPUMapMode } from './constants.js';
 import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
 import { optionalSize64, size64, uint32 } from './webidl.js';
 import type { DeviceChannel } from './channel.js';
+import { RING_READBACK_MIN_BYTES, RingHold } from './ringHold.js';
 
 interface Mapping {
   mode: number;
   offset: number;
-  /** The mapped range's bytes; null for a buffer mapped at creation (all zeros). */
+  /** The mapped range's bytes; null for a buffer mapped at creation (all zeros), or one read back through the ring. */
   bytes: Uint8Array | null;
   size: number;
-  /** Ranges handed out by getMappedRange, relative to the buffer. */
-  ranges: Array<{ offset: number; buffer: ArrayBuffer }>;
+  /** Ranges handed out by getMappedRange, relative to the buffer; `inRing`: a view of the ring's own memory. */
+  ranges: Array<{ offset: number; buffer: ArrayBuffer; inRing?: boolean }>;
+  /** Where the bytes are in the job's scratch ring, when they came that way. */
+  ring: RingHold | null;
+}
+
+/** Detaches the ranges a mapping handed out, and gives its ring space back (at unmap, destroy, device.destroy()). */
+function endRanges(mapping: Mapping | null): void {
+  for (const range of mapping?.ranges ?? []) {
+    if (range.inRing) mapping!.ring!.detachView(range.buffer);
+    detach(range.buffer);
+  }
+  mapping?.ring?.unmapped();
 }
 
 /**
@@ -80,9 +94,11 @@ export class RemoteBuffer extends RemoteObject {
       op: 'createBuffer', id, size, usage,
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
     });
+    // Bytes of this size go through the scratch ring: have it mapped by the time they come.
+    if (size >= RING_READBACK_MIN_BYTES && !channel.deviceLost) void channel.connection.bulkScratch()?.prepare();
     if (descriptor.mappedAtCreation) {
       this.#mapState = 'mapped';
-      this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: null, size: this.size, ranges: [] };
+      this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: null, size: this.size, ranges: [], ring: null };
       this.#untilDeviceDestroyed();
     }
   }
@@ -90,7 +106,7 @@ export class RemoteBuffer extends RemoteObject {
   /** A local device's destroy() unmaps its mapped buffers: their ranges are detached. */
   #untilDeviceDestroyed(): void {
     this.#forgetMapping = this.channel.untilDestroyed(() => {
-      for (const range of this.#mapping?.ranges ?? []) detach(range.buffer);
+      endRanges(this.#mapping);
       this.#mapping = null;
       this.#mapState = 'unmapped';
       this.#forgetMapping = null;
@@ -114,7 +130,8 @@ export class RemoteBuffer extends RemoteObject {
     const channel = this.channel;
     const rid = channel.allocateRid();
     const reply = channel.expectReply(rid);
-    channel.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size });
+    const ring = this.#mapState === 'unmapped' && !channel.deviceLost ? RingHold.take(channel.connection, size ?? Math.max(0, this.size - offset)) : null;
+    channel.record({ op: 'mapAsync', rid, id: this.id, mode, offset, size, ring: ring?.offset });
     channel.flush();
     if (this.#mapState !== 'unmapped') {
       // The service reports the validation error; the promise rejects once it has, as on a local device.
@@ -126,26 +143,70 @@ export class RemoteBuffer extends RemoteObject {
     const aborted = new Promise<never>((_, reject) => { this.#pendingReject = reject; });
     // A local device's destroy() aborts its pending maps at once.
     const forget = channel.untilDestroyed(() => this.#pendingReject?.(new DOMException('the device was destroyed before mapAsync finished', 'AbortError')));
+    // The ring space goes back once the service answered everything and the range is unmapped (or never mapped).
+    let wanted = true;
+    const answered = ring ? this.#readRing(reply, ring, () => wanted) : null;
+    // Its failure is the race's below; after an abort nobody else awaits it.
+    answered?.catch(() => undefined);
     try {
-      const { result, payload } = await Promise.race([reply, aborted]);
-      const mapped = result as { offset: number; size: number };
-      // Own the bytes: the payload is a view into a socket chunk shared with other frames
-      // (and may be a Buffer, whose slice() would not copy).
-      const bytes = new Uint8Array(mapped.size);
-      bytes.set(payload);
-      if (payload.byteLength < mapped.size) await Promise.race([this.#readRest(mapped, bytes, payload.byteLength), aborted]);
-      this.#mapping = { mode, offset: mapped.offset, bytes, size: mapped.size, ranges: [] };
+      let bytes: Uint8Array | null = null;
+      let mapped: { offset: number; size: number };
+      if (ring) {
+        mapped = await Promise.race([answered!, aborted]);
+      } else {
+        const { result, payload } = await Promise.race([reply, aborted]);
+        mapped = result as { offset: number; size: number };
+        // Own the bytes: the payload is a view into a socket chunk shared with other frames
+        // (and may be a Buffer, whose slice() would not copy).
+        bytes = new Uint8Array(mapped.size);
+        bytes.set(payload);
+        if (payload.byteLength < mapped.size) await Promise.race([this.#readRest(mapped, bytes, payload.byteLength), aborted]);
+      }
+      this.#mapping = { mode, offset: mapped.offset, bytes, size: mapped.size, ranges: [], ring };
       this.#mapState = 'mapped';
       this.#untilDeviceDestroyed();
       return undefined;
     } catch (error) {
+      wanted = false;
       if (this.#mapState === 'pending') this.#mapState = 'unmapped';
+      ring?.unmapped();
       if (error instanceof DOMException) throw error;
       // On a lost device a mapping aborts, as on a local one.
       throw new DOMException((error as Error).message, channel.deviceLost ? 'AbortError' : 'OperationError');
     } finally {
       this.#pendingReject = null;
       forget();
+    }
+  }
+
+  /**
+   * The mapped range read into `ring`: the first piece comes with the reply, the
+   * rest is asked for at once. Resolves with the reply's `{offset, size}` once
+   * every piece is there and the ring's mapping here is ready; tells `ring` when
+   * the service has answered everything (failed or not). `wanted` turns false
+   * when the map was aborted.
+   */
+  async #readRing(reply: Promise<{ result: unknown }>, ring: RingHold, wanted: () => boolean): Promise<{ offset: number; size: number }> {
+    try {
+      const mapped = (await reply).result as { offset: number; size: number; ring?: number };
+      if (mapped.ring !== ring.offset) throw new Error('salus: the service did not read the mapped range back into the scratch ring');
+      // Unmapped or destroyed meanwhile: the rest is not asked for (the service's range is gone too).
+      if (!wanted()) return mapped;
+      const pieces: Array<Promise<unknown>> = [ring.ready()];
+      for (let at = DATA_CHUNK_BYTES; at < mapped.size; at += DATA_CHUNK_BYTES) {
+        const rid = this.channel.allocateRid();
+        pieces.push(this.channel.expectReply(rid));
+        const size = Math.min(DATA_CHUNK_BYTES, mapped.size - at);
+        this.channel.record({ op: 'readMapped', rid, id: this.id, offset: mapped.offset + at, size, ring: ring.at(at) });
+      }
+      this.channel.flush();
+      // Every reply, not only the first failure: the service may write until it has answered them all.
+      const settled = await Promise.allSettled(pieces);
+      const failed = settled.find((piece) => piece.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return mapped;
+    } finally {
+      ring.answered();
     }
   }
 
@@ -180,6 +241,11 @@ export class RemoteBuffer extends RemoteObject {
       }
     }
     const start = offset - mapping.offset;
+    if (mapping.ring) {
+      const { buffer, inRing } = mapping.ring.view(start, rangeSize);
+      mapping.ranges.push({ offset, buffer, inRing });
+      return buffer;
+    }
     const buffer = new ArrayBuffer(rangeSize);
     if (mapping.bytes) new Uint8Array(buffer).set(mapping.bytes.subarray(start, start + rangeSize));
     mapping.ranges.push({ offset, buffer });
@@ -202,6 +268,19 @@ export class RemoteBuffer extends RemoteObject {
     }
     this.#mapState = 'unmapped';
     for (const range of mapping.ranges) {
+      if (range.inRing) {
+        // The job wrote into the ring itself: the service reads the bytes from there.
+        // A range the job transferred away itself (already detached) sends nothing, as below.
+        const size = range.buffer.byteLength;
+        if (size > 0 && mapping.mode & GPUMapMode.WRITE) {
+          const data = mapping.ring!.sendBack(this.channel.connection, range.offset - mapping.offset, size)
+            ?? this.channel.attach(new Uint8Array(range.buffer), true);
+          this.channel.record({ op: 'writeMapped', id: this.id, offset: range.offset, data });
+        }
+        mapping.ring!.detachView(range.buffer);
+        detach(range.buffer);
+        continue;
+      }
       // Detaching hands us the job's bytes without a copy; they are ours to send.
       const owned = detach(range.buffer);
       if (!owned || !(mapping.mode & GPUMapMode.WRITE)) continue;
@@ -210,6 +289,7 @@ export class RemoteBuffer extends RemoteObject {
         this.channel.record({ op: 'writeMapped', id: this.id, offset: range.offset + at, data: this.channel.attach(piece) });
       }
     }
+    mapping.ring?.unmapped();
     this.channel.record({ op: 'unmap', id: this.id });
     return undefined;
   }
@@ -232,7 +312,7 @@ export class RemoteBuffer extends RemoteObject {
       this.#pendingReject?.(new DOMException('the buffer was destroyed before mapAsync finished', 'AbortError'));
       this.#mapping = null;
       this.#mapState = 'unmapped';
-      for (const range of mapping?.ranges ?? []) detach(range.buffer);
+      endRanges(mapping);
     }
     this.#endMapping();
     this.#destroyed = true;

@@ -12,18 +12,28 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const bytes = (n: number, fill: number) => new Uint8Array(n).fill(fill);
 
 describe('BulkScratch', () => {
-  it('hands out space in order, starts over once everything was read, and keeps its pages', () => {
+  it('hands out space first-fit, frees the oldest uploads as the service reads them, and keeps its pages', () => {
     const scratch = new BulkScratch(join(dir, 's'), 64);
     expect(scratch.write(bytes(16, 1))).toBe(0);
     expect(scratch.write(bytes(16, 2))).toBe(16);
     scratch.consumed(16);
-    // Half of it read: space starts over only once all of it was read.
-    expect(scratch.write(bytes(16, 3))).toBe(32);
-    scratch.consumed(32);
+    // The first upload was read: its space is free again, the second's is not.
+    expect(scratch.outstanding).toBe(16);
+    expect(scratch.write(bytes(8, 3))).toBe(0);
+    expect(scratch.write(bytes(16, 4))).toBe(32);
+    expect(scratch.write(bytes(24, 5))).toBeNull();
+    scratch.consumed(40);
     expect(scratch.outstanding).toBe(0);
-    expect(scratch.write(bytes(8, 4))).toBe(0);
-    expect([...readFileSync(join(dir, 's')).subarray(0, 48)]).toEqual([...bytes(8, 4), ...bytes(8, 1), ...bytes(16, 2), ...bytes(16, 3)]);
-    expect(statSync(join(dir, 's')).size).toBe(48);
+    expect(scratch.write(bytes(64, 6))).toBe(0);
+    expect(statSync(join(dir, 's')).size).toBe(64);
+    expect([...readFileSync(join(dir, 's'))]).toEqual([...bytes(64, 6)]);
+    scratch.close();
+  });
+
+  it('holds no space for readbacks in a file of its own (the service writes only into rings it made)', () => {
+    const scratch = new BulkScratch(join(dir, 's'), 64);
+    expect(scratch.write(bytes(8, 1))).toBe(0);
+    expect(scratch.hold(8)).toBeNull();
     scratch.close();
   });
 
