@@ -4,7 +4,13 @@
  * whose pages are allocated and mapped in the background, on libuv's thread
  * pool; the service keeps one such spare ready and hands it to the next job
  * that connects, as the link `<jobId>-s` in the bulk folder pointing at
- * `/proc/<service pid>/fd/<n>`. The job opens the link and writes payloads in
+ * `/proc/<service pid>/fd/<n>`. Handing it out is only that link: a job maps
+ * its ring when it first needs it (core/client/bulkScratch.ts). Making a ring
+ * costs 0.1–0.3 s of kernel time for 256 MiB, so the pool makes one only when
+ * a job is waiting for it, or when no ring exists at all: a ring comes back to
+ * the pool when its job's processes have exited (see `recycle`) and is the
+ * next job's, so jobs that come one after another share one ring and never
+ * pay for making it. The job opens the link and writes payloads in
  * place (core/client/bulkScratch.ts); the service passes views of its own
  * mapping straight to writeBuffer (core/executor/bulkRead.ts): no read copy,
  * and no fresh pages to fault in at a job's first upload.
@@ -12,18 +18,37 @@
  * Safety: the memfd can neither shrink nor grow (seals), so no job can make the
  * service's mapping fault; each job's bytes are read only from the region the
  * service made for it, never through the link (which the job could replace); a
- * region is unmapped when its job ends and never handed to another job.
+ * region is handed to another job only once every process the OS said held the
+ * job's connection has exited (a process that exited maps nothing), else it is
+ * unmapped when its job ends. A recycled ring still holds the last job's bytes
+ * (of the same user, as every ring: the service is per user); no job is ever
+ * shown bytes that it did not write or the service did not copy for it.
  *
  * Memory: at most `poolBytes` of regions exist at once, the spare included;
  * jobs that connect while none is free write a file of their own as before.
  */
-import { rmSync, symlinkSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCRATCH_MAX_BYTES, scratchFileName } from './bulkDir.js';
 import type { SharedMemoryAddon, SharedRegion } from './sharedMemory.js';
 
 /** Shared memory the scratch rings may hold at once, the spare included (see SALUS_SCRATCH_POOL_MIB). */
 export const SCRATCH_POOL_BYTES = 1024 * 1024 * 1024;
+
+/** How long a ring waits, after its job ended, for the job's processes to exit and hand it on; then it is unmapped. */
+export const RECYCLE_WAIT_MS = 3000;
+const RECYCLE_POLL_MS = 50;
+
+/** Whether process `pid` has exited (gone, or a zombie: its memory is unmapped already). Linux's /proc. */
+export function processExited(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
+}
 
 interface Ring {
   fd: number;
@@ -36,6 +61,8 @@ export interface ScratchPoolOptions {
   ringBytes?: number;
   /** The most all rings may hold at once, the spare included (default SCRATCH_POOL_BYTES). */
   poolBytes?: number;
+  /** How long an ended job's ring waits for the job's processes to exit (default RECYCLE_WAIT_MS). */
+  recycleWaitMs?: number;
   log?: (message: string) => void;
 }
 
@@ -50,13 +77,19 @@ export class ScratchPool {
   private readonly ringBytes: number;
   private readonly maxRings: number;
   private readonly log: (message: string) => void;
+  private readonly recycleWaitMs: number;
   private readonly live = new Map<string, Ring>();
+  /** The processes the OS said held each job's connection (setOwners). */
+  private readonly owners = new Map<string, readonly number[]>();
+  /** Rings of ended jobs waiting for their processes to exit. */
+  private recycling = 0;
   /** Jobs that connected while no spare was ready: the next one goes to the first still waiting. */
   private readonly waiting = new Set<string>();
   private spare: Ring | null = null;
   private making = false;
   /** The last ring could not be made: no more tries until a job ends and frees memory. */
   private failed = false;
+  private made = 0;
   private closed = false;
 
   /** Starts making the first spare; `scratchPoolFor(dir)` finds the pool from now on. */
@@ -64,13 +97,14 @@ export class ScratchPool {
     this.ringBytes = options.ringBytes ?? SCRATCH_MAX_BYTES;
     this.maxRings = Math.max(0, Math.floor((options.poolBytes ?? SCRATCH_POOL_BYTES) / this.ringBytes));
     this.log = options.log ?? (() => {});
+    this.recycleWaitMs = options.recycleWaitMs ?? RECYCLE_WAIT_MS;
     pools.set(dir, this);
     this.refill();
   }
 
-  /** Rings in use by jobs, and whether a spare is ready. */
-  get stats(): { live: number; spareReady: boolean; maxRings: number } {
-    return { live: this.live.size, spareReady: this.spare !== null, maxRings: this.maxRings };
+  /** Rings in use by jobs, whether a spare is ready, and rings made so far (recycled ones count once). */
+  get stats(): { live: number; spareReady: boolean; maxRings: number; made: number } {
+    return { live: this.live.size, spareReady: this.spare !== null, maxRings: this.maxRings, made: this.made };
   }
 
   /**
@@ -87,25 +121,69 @@ export class ScratchPool {
     this.refill();
   }
 
+  /**
+   * The processes the OS says hold job `jobId`'s connection: once all of them
+   * have exited after the job ended, its ring may serve another job. Without
+   * them (the OS could not say) the ring is unmapped at the job's end.
+   */
+  setOwners(jobId: string, pids: readonly number[]): void {
+    if (this.live.has(jobId) || this.waiting.has(jobId)) this.owners.set(jobId, pids);
+  }
+
   /** The job's region, as bytes: only what the service made for this job. */
   regionOf(jobId: string): Uint8Array | undefined {
     return this.live.get(jobId)?.bytes;
   }
 
   /**
-   * The job ended: its region is unmapped (views of it become empty), its link
-   * removed, and its memory freed once the job's process lets go of it too.
+   * The job ended: its link is removed and the service stops reading its
+   * region for it; the region serves the next job once the job's processes
+   * have all exited (within `recycleWaitMs`), else it is unmapped (views of it
+   * become empty) and its memory freed once the job's process lets go of it too.
    */
   release(jobId: string): void {
     this.waiting.delete(jobId);
+    const owners = this.owners.get(jobId) ?? [];
+    this.owners.delete(jobId);
     const ring = this.live.get(jobId);
     if (!ring) return;
     this.live.delete(jobId);
-    this.drop(ring);
     // Its link, if the job left it (a job with no session never has its files cleaned up otherwise).
     rmSync(join(this.dir, scratchFileName(jobId)), { force: true });
+    if (owners.length > 0) {
+      this.recycling++;
+      this.recycle(ring, owners, performance.now() + this.recycleWaitMs);
+      return;
+    }
+    this.drop(ring);
     this.failed = false;
     this.refill();
+  }
+
+  /** Hands `ring` on as the spare (or to a job waiting) once every one of `pids` has exited; unmaps it past `deadlineMs`. */
+  private recycle(ring: Ring, pids: readonly number[], deadlineMs: number): void {
+    const gone = pids.every(processExited);
+    if (!gone && !this.closed && performance.now() < deadlineMs) {
+      setTimeout(() => this.recycle(ring, pids, deadlineMs), RECYCLE_POLL_MS).unref();
+      return;
+    }
+    this.recycling--;
+    if (!gone || this.closed || this.spare) this.drop(ring);
+    else this.offer(ring);
+    this.failed = false;
+    this.refill();
+  }
+
+  /** A ring ready for a job: the first job still waiting gets it, else it is the spare. */
+  private offer(ring: Ring): void {
+    this.spare = ring;
+    for (const jobId of this.waiting) {
+      this.waiting.delete(jobId);
+      if (this.link(jobId, ring)) {
+        this.spare = null;
+        break;
+      }
+    }
   }
 
   /** Unmaps every ring; the pool makes no more. */
@@ -135,22 +213,21 @@ export class ScratchPool {
     this.addon.unmap(ring.region, ring.fd);
   }
 
-  /** Makes the next spare in the background, when none is ready or being made and there is room. */
+  /**
+   * Makes a ring in the background when a job waits for one, or when none
+   * exists (the first job's): never while none is needed (the rings in use come
+   * back as their jobs end), nor past the pool's bound, nor two at once.
+   */
   private refill(): void {
-    if (this.closed || this.making || this.failed || this.spare || this.live.size + 1 > this.maxRings) return;
+    if (this.closed || this.making || this.failed || this.spare || this.live.size + this.recycling + 1 > this.maxRings) return;
+    if (this.waiting.size === 0 && this.live.size + this.recycling > 0) return;
     this.making = true;
     this.addon.createSealed(this.ringBytes).then(({ fd, region }) => {
       this.making = false;
+      this.made++;
       const ring = { fd, region, bytes: new Uint8Array(region.buffer) };
       if (this.closed) return this.drop(ring);
-      this.spare = ring;
-      for (const jobId of this.waiting) {
-        this.waiting.delete(jobId);
-        if (this.link(jobId, ring)) {
-          this.spare = null;
-          break;
-        }
-      }
+      this.offer(ring);
       this.refill();
     }, (error: Error) => {
       this.making = false;

@@ -21,10 +21,8 @@ describe.runIf(addon !== null)('BulkReader with a ring', () => {
   it("reads the job's ring in place, checks every offset, and never reads another job's ring", async () => {
     const pool = new ScratchPool(folder.dir, addon!, { ringBytes: RING_BYTES, poolBytes: 3 * RING_BYTES });
     folder.closing(pool);
-    for (const jobId of ['job-1', 'job-2']) {
-      for (let i = 0; i < 500 && !pool.stats.spareReady; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      pool.assign(jobId);
-    }
+    for (const jobId of ['job-1', 'job-2']) pool.assign(jobId);
+    for (let i = 0; i < 500 && !pool.regionOf('job-2'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
     const scratch = new BulkScratch(join(folder.dir, 'job-1-s'));
     await scratch.prepare();
     const offset = scratch.write(new Uint8Array(64).fill(7))!;

@@ -4,6 +4,7 @@
  * unmapped at the job's end and never handed on; the pool keeps to its bound.
  */
 import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { closeSync, existsSync, ftruncateSync, openSync, readlinkSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { useBulkFolder } from '../../helpers/bulkFolder.js';
 import { join } from 'node:path';
@@ -85,16 +86,62 @@ describe.runIf(addon !== null)('ScratchPool', () => {
     const pool = newPool({ poolBytes: 2 * RING_BYTES });
     await until(() => pool.stats.spareReady);
     pool.assign('job-1');
-    await until(() => pool.stats.spareReady);
+    // A job that waits gets the next ring made.
     pool.assign('job-2');
+    await until(() => pool.regionOf('job-2') !== undefined);
     pool.assign('job-3');
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(pool.stats).toEqual({ live: 2, spareReady: false, maxRings: 2 });
+    expect(pool.stats).toMatchObject({ live: 2, spareReady: false, maxRings: 2 });
     expect(pool.regionOf('job-3')).toBeUndefined();
     expect(existsSync(join(folder.dir, 'job-3-s'))).toBe(false);
     pool.release('job-1');
     await until(() => pool.regionOf('job-3') !== undefined);
     expect(existsSync(join(folder.dir, 'job-3-s'))).toBe(true);
+  });
+});
+
+describe.runIf(addon !== null)('ScratchPool without a ring per job', () => {
+  it("makes no ring that no job waits for, and hands an ended job's ring on once its processes have exited", async () => {
+    const pool = newPool({ poolBytes: 4 * RING_BYTES });
+    await until(() => pool.stats.spareReady);
+    pool.assign('job-1');
+    const first = pool.regionOf('job-1')!;
+    // Its process: a child that maps nothing of ours, alive until the test ends it.
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    pool.setOwners('job-1', [child.pid!]);
+    first.fill(7, 0, 16);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The spare was taken and no job waits: nothing is made (the ring in use comes back).
+    expect(pool.stats).toMatchObject({ live: 1, spareReady: false, made: 1 });
+    pool.release('job-1');
+    expect(pool.regionOf('job-1')).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Still alive: not handed on (and not unmapped: it may yet be).
+    expect(pool.stats).toMatchObject({ live: 0, spareReady: false, made: 1 });
+    expect(first.byteLength).toBe(RING_BYTES);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await until(() => pool.stats.spareReady);
+    pool.assign('job-2');
+    // The same memory, not a new ring.
+    expect(pool.regionOf('job-2')).toBe(first);
+    expect(pool.stats.made).toBe(1);
+  });
+
+  it('unmaps the ring of a job whose processes it cannot name, or that outlive the wait', async () => {
+    const pool = newPool({ poolBytes: 4 * RING_BYTES, recycleWaitMs: 200 });
+    await until(() => pool.stats.spareReady);
+    pool.assign('job-1');
+    const unnamed = pool.regionOf('job-1')!;
+    pool.release('job-1');
+    expect(unnamed.byteLength).toBe(0);
+    await until(() => pool.stats.spareReady);
+    pool.assign('job-2');
+    const outlived = pool.regionOf('job-2')!;
+    pool.setOwners('job-2', [process.pid]);
+    pool.release('job-2');
+    await until(() => outlived.byteLength === 0);
+    expect(pool.stats.made).toBe(3);
   });
 });
 
