@@ -48,6 +48,11 @@ export class BulkScratch {
     this.spans = new RingSpans(maxBytes);
   }
 
+  /** Whether the service's ring is open here (its mapping done or under way). */
+  get isOpen(): boolean {
+    return this.ring && !this.closed;
+  }
+
   /** Whether payloads go into a mapping of the service's ring (one copy, no system call). */
   get isMapped(): boolean {
     return this.mapped !== null;

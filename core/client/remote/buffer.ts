@@ -13,7 +13,7 @@ import { GPUMapMode } from './constants.js';
 import { DATA_CHUNK_BYTES } from '../../protocol/commands.js';
 import { optionalSize64, size64, uint32 } from './webidl.js';
 import type { DeviceChannel } from './channel.js';
-import { RING_READBACK_MIN_BYTES, RingHold } from './ringHold.js';
+import { RING_OPEN_MIN_BYTES, RingHold } from './ringHold.js';
 
 interface Mapping {
   mode: number;
@@ -95,7 +95,7 @@ export class RemoteBuffer extends RemoteObject {
       mappedAtCreation: descriptor.mappedAtCreation || undefined, label: descriptor.label,
     });
     // Bytes of this size go through the scratch ring: have it mapped by the time they come.
-    if (size >= RING_READBACK_MIN_BYTES && !channel.deviceLost) void channel.connection.bulkScratch()?.prepare();
+    if (size >= RING_OPEN_MIN_BYTES && !channel.deviceLost) void channel.connection.bulkScratch()?.prepare();
     if (descriptor.mappedAtCreation) {
       this.#mapState = 'mapped';
       this.#mapping = { mode: GPUMapMode.WRITE, offset: 0, bytes: null, size: this.size, ranges: [], ring: null };
