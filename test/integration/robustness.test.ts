@@ -143,8 +143,9 @@ describe('bad input', () => {
       }
       if (performance.now() - killedAt > 5000) break;
     }
-    // 80–220 ms measured on 2 cores at load 8 (other test runs beside it); the bound is a regression guard.
-    expect(returnedMs).toBeLessThan(500);
+    // The close of the job's socket returns it: 80–220 ms measured on 2 cores at load 8, ~730 ms at load 10+.
+    // Without that path nothing would return it (the loop gives up at 5 s): the bound tells the two apart.
+    expect(returnedMs).toBeLessThan(3000);
 
     const survived = await survivor.done;
     expect(survived.code, survived.stderr).toBe(0);

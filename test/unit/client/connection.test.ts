@@ -51,6 +51,16 @@ async function startFake(): Promise<FakeService> {
 /** Resolves after `ms` of timers only: no await of the connection in between. */
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Resolves once `count` batches reached the fake (timers only; up to 5 s, however loaded the machine), then
+ * 20 ms more so a batch too many shows in the test's expectation.
+ */
+async function arrived(count: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (fake.batches.length < count && Date.now() < deadline) await sleep(5);
+  await sleep(20);
+}
+
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'salus-conn-'));
   fake = await startFake();
@@ -69,7 +79,7 @@ describe('ServiceConnection batching', () => {
     connection!.record({ op: 'createCommandEncoder', id: connection!.allocateId() });
     connection!.record({ op: 'pushErrorScope', filter: 'validation' });
     expect(fake.batches).toEqual([]);
-    await sleep(50);
+    await arrived(1);
     expect(fake.batches).toEqual([[{ op: 'createCommandEncoder', id: 1 }, { op: 'pushErrorScope', filter: 'validation' }]]);
   });
 
@@ -77,7 +87,7 @@ describe('ServiceConnection batching', () => {
     for (let i = 0; i < 3; i++) connection!.record({ op: 'destroy', id: i + 1 });
     connection!.flush();
     connection!.record({ op: 'destroy', id: 9 });
-    await sleep(50);
+    await arrived(2);
     expect(fake.batches.map((b) => b.length)).toEqual([3, 1]);
   });
 
@@ -87,7 +97,7 @@ describe('ServiceConnection batching', () => {
     expect(fake.batches).toEqual([]);
     connection!.record({ op: 'destroy', id: 3 });
     connection!.release(8);
-    await sleep(50);
+    await arrived(1);
     expect(fake.batches).toEqual([[{ op: 'destroy', id: 3 }, { op: 'release', id: 7 }, { op: 'release', id: 8 }]]);
   });
 
@@ -103,7 +113,7 @@ describe('ServiceConnection batching', () => {
     expect(first.deviceLost).toBe(true);
     expect(second.deviceLost).toBe(false);
     second.record({ op: 'destroy', id: 2 });
-    await sleep(50);
+    await arrived(2);
     expect(fake.batches).toEqual([
       [
         { op: 'configureDevice', device: 1, features: [], limits: {} },
@@ -124,7 +134,7 @@ describe('ServiceConnection batching', () => {
     b.record({ op: 'destroy', id: 3 });
     a.record({ op: 'destroy', id: 4 });
     connection!.record({ op: 'iterationBegin' });
-    await sleep(50);
+    await arrived(1);
     expect(fake.batches).toEqual([[
       { op: 'configureDevice', device: 1, features: [], limits: {} },
       { op: 'destroy', id: 1 },
