@@ -6,7 +6,7 @@
  * feature and would accept it. Read from the stages' WGSL once per pipeline;
  * what the WGSL reading cannot tell is never refused.
  */
-import { filterableTextureBindings } from './wgslLimits.js';
+import { filterableTextureBindings } from './wgslSampledTextures.js';
 
 /** One stage of a pipeline made with layout 'auto', with its module's WGSL. */
 export interface AutoStage {

@@ -28,7 +28,7 @@ interface Layout {
 const roundUp = (k: number, n: number): number => Math.ceil(n / k) * k;
 
 /** The module-scope declarations the analysis needs. */
-interface Module {
+export interface Module {
   code: string;
   /** const and override values by name (override ids too), after the pipeline's constants. */
   values: Map<string, string>;
@@ -43,7 +43,7 @@ interface Module {
 }
 
 /** The text from `open` (an opening bracket's index) to its matching close, exclusive; null if unbalanced. */
-function balanced(code: string, open: number, left: string, right: string): { inner: string; end: number } | null {
+export function balanced(code: string, open: number, left: string, right: string): { inner: string; end: number } | null {
   let depth = 0;
   for (let i = open; i < code.length; i++) {
     if (code[i] === left) depth++;
@@ -52,7 +52,8 @@ function balanced(code: string, open: number, left: string, right: string): { in
   return null;
 }
 
-function parseModule(source: string, constants: Readonly<Record<string, number>>): Module | null {
+/** The declarations of `source` the analyses need, with `constants` overriding its overrides; null when a bracket does not balance. */
+export function parseModule(source: string, constants: Readonly<Record<string, number>>): Module | null {
   const code = stripComments(source);
   const module: Module = {
     code, values: new Map(), aliases: new Map(), structs: new Map(), workgroupVars: new Map(), bufferVars: new Map(), resourceVars: new Map(),
@@ -137,7 +138,7 @@ function evaluate(expression: string, module: Module, depth = 0): number | null 
 }
 
 /** Splits `a, b<c, d>, e` at its top-level commas. */
-function splitTopLevel(text: string): string[] {
+export function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
@@ -214,7 +215,7 @@ function structLayout(body: string, module: Module, depth: number): Layout | nul
 }
 
 /** The names a function refers to (not members after `.`). */
-function identifiers(text: string): Set<string> {
+export function identifiers(text: string): Set<string> {
   return new Set(text.match(/(?<![\w.])[A-Za-z_]\w*/g) ?? []);
 }
 
@@ -354,48 +355,4 @@ export function bufferBindingKinds(source: string): Map<string, 'uniform' | 'sto
     kinds.set(`${Number(group)}:${Number(binding)}`, m[2] as 'uniform' | 'storage');
   }
   return kinds;
-}
-
-/** The texture builtins that take a sampler (the comparison ones take a sampler_comparison, never a `sampler`). */
-const SAMPLING_CALL = /\b(?:textureSample|textureSampleBias|textureSampleLevel|textureSampleGrad|textureSampleBaseClampToEdge|textureGather)\s*\(/g;
-const F32_TEXTURE = /((?:@\s*(?:group|binding)\s*\(\s*[^)]*\)\s*){2})var\s+([A-Za-z_]\w*)\s*:\s*texture_(?:1d|2d|2d_array|cube|cube_array|3d)\s*<\s*f32\s*>/g;
-
-/**
- * The f32 sampled textures, as `group:binding`, that `entryPoint` (a `stage` entry point; the module's only one
- * when undefined) passes by their module-scope names to a sampling builtin together with a module-scope
- * `sampler`, in its body or a function it calls: those an 'auto' layout binds as filterable 'float' (Dawn
- * also follows a texture through function parameters, which this does not: such a texture is not listed,
- * and nothing is refused for it). Null when the module cannot be read well enough to say.
- */
-export function filterableTextureBindings(
-  source: string, entryPoint: string | undefined, stage: 'vertex' | 'fragment' | 'compute', constants: Readonly<Record<string, number>> = {},
-): Set<string> | null {
-  const module = parseModule(source, constants);
-  if (!module) return null;
-  const entries = [...module.functions].filter(([, fn]) => new RegExp(`@\\s*${stage}\\b`).test(fn.attributes)).map(([name]) => name);
-  const entry = entryPoint ?? (entries.length === 1 ? entries[0] : undefined);
-  if (entry === undefined || !entries.includes(entry)) return null;
-  const textures = new Map<string, string>();
-  for (const m of module.code.matchAll(F32_TEXTURE)) {
-    const group = /@\s*group\s*\(\s*(\d+)[iu]?\s*\)/.exec(m[1])?.[1];
-    const binding = /@\s*binding\s*\(\s*(\d+)[iu]?\s*\)/.exec(m[1])?.[1];
-    if (group === undefined || binding === undefined) return null;
-    textures.set(m[2], `${Number(group)}:${Number(binding)}`);
-  }
-  const samplers = new Set([...module.code.matchAll(/\bvar\s+([A-Za-z_]\w*)\s*:\s*sampler\s*;/g)].map((m) => m[1]));
-  const handles = new Map<string, unknown>([...textures, ...[...samplers].map((s): [string, unknown] => [s, s])]);
-  // The functions the entry point reaches, where no local name shadows a texture or a sampler.
-  if (usedVars(module, entry, handles) === null) return null;
-  const filterable = new Set<string>();
-  for (const name of reachedFunctions(module, entry)) {
-    const body = module.functions.get(name)!.body;
-    for (const call of body.matchAll(SAMPLING_CALL)) {
-      const args = balanced(body, call.index + call[0].length - 1, '(', ')');
-      if (!args) return null;
-      const names = splitTopLevel(args.inner);
-      if (!names.some((arg) => samplers.has(arg))) continue;
-      for (const arg of names) if (textures.has(arg)) filterable.add(textures.get(arg)!);
-    }
-  }
-  return filterable;
 }

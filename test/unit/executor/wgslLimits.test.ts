@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bufferBindingKinds, computeStageNeeds, filterableTextureBindings, interStageVariables, stageResources } from '../../../core/executor/wgslLimits.js';
+import { bufferBindingKinds, computeStageNeeds, interStageVariables, stageResources } from '../../../core/executor/wgslLimits.js';
 
 /** The workgroup storage of `main` in `code`. */
 const storage = (code: string, constants?: Record<string, number>) => computeStageNeeds(code, 'main', constants)?.workgroupStorageBytes;
@@ -83,31 +83,5 @@ describe('interStageVariables', () => {
     expect(interStageVariables(module, 'direct', 'vertex')).toBe(0);
     // a, b, front_facing and sample_index; position does not count.
     expect(interStageVariables(module, 'fs', 'fragment')).toBe(4);
-  });
-});
-
-describe('filterableTextureBindings', () => {
-  const header = `@group(0) @binding(0) var t: texture_2d<f32>; @group(1) @binding(3) var u: texture_2d_array<f32>;
-    @group(0) @binding(1) var s: sampler; @group(0) @binding(2) var c: sampler_comparison;
-    @group(0) @binding(4) var d: texture_depth_2d; @group(0) @binding(5) var i: texture_2d<u32>;
-    fn helper() -> vec4f { return textureSampleLevel(u, s, vec2f(0), 1, 0); }
-    fn uncalled() -> vec4f { return textureSample(t, s, vec2f(0)); }
-    fn viaParam(tt: texture_2d<f32>, ss: sampler) -> vec4f { return textureSampleLevel(tt, ss, vec2f(0), 0); }`;
-  const stage = (body: string) => `${header} @fragment fn main() -> @location(0) vec4f { ${body} }`;
-
-  it('lists the f32 textures the entry point samples with a sampler, itself or in a function it calls', () => {
-    expect(filterableTextureBindings(stage('return textureSample(t, s, vec2f(0));'), undefined, 'fragment')).toEqual(new Set(['0:0']));
-    expect(filterableTextureBindings(stage('return textureGather(1, t, s, vec2f(0)) + helper();'), 'main', 'fragment')).toEqual(new Set(['0:0', '1:3']));
-  });
-
-  it('leaves out loads, comparisons, uncalled functions, other texture types and textures passed as parameters', () => {
-    const body = 'let a = textureLoad(t, vec2i(0), 0); let b = textureSampleCompare(d, c, vec2f(0), 0.5); let e = textureLoad(i, vec2i(0), 0); return a + viaParam(t, s) + vec4f(b);';
-    expect(filterableTextureBindings(stage(body), undefined, 'fragment')).toEqual(new Set());
-  });
-
-  it('says nothing when it cannot tell: a local name shadowing a texture, a binding that is not a literal, no such entry point', () => {
-    expect(filterableTextureBindings(stage('let t = 1; return textureSample(u, s, vec2f(0));'), undefined, 'fragment')).toBeNull();
-    expect(filterableTextureBindings('override g = 0; @group(g) @binding(0) var t: texture_2d<f32>; @compute @workgroup_size(1) fn main() {}', undefined, 'compute')).toBeNull();
-    expect(filterableTextureBindings(stage('return vec4f();'), 'other', 'fragment')).toBeNull();
   });
 });
