@@ -540,6 +540,22 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   beginComputePass: 'computePass', finish: 'commandBuffer', ...TEXTURE_CREATES, ...RENDER_CREATES,
 };
 
+/**
+ * What replay needs of each op, found with one lookup per command: its handler, the kind it creates, and the
+ * field naming the encoder it records into. Made once from the tables above (a null prototype: an op the
+ * table lacks is simply absent).
+ */
+interface OpInfo {
+  readonly handler: Handler<CommandOp>;
+  readonly creates: EntryKind | undefined;
+  readonly encoderField: 'encoder' | 'pass' | 'target' | undefined;
+}
+
+const OP_INFO: Readonly<Record<string, OpInfo | undefined>> = Object.assign(Object.create(null) as Record<string, OpInfo>,
+  Object.fromEntries((Object.keys(handlers) as CommandOp[]).map((op) => [op, {
+    handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op],
+  }])));
+
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */
 export function createdKind(op: string): EntryKind | undefined {
   return Object.hasOwn(CREATES, op) ? CREATES[op as CommandOp] : undefined;
@@ -550,11 +566,11 @@ export function createdKind(op: string): EntryKind | undefined {
  * (Dawn's own errors are caught by the segment's real error scopes).
  */
 export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
-  const handler = handlers[cmd.op] as Handler<CommandOp> | undefined;
-  if (!handler) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
+  const info = OP_INFO[cmd.op];
+  if (!info) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
   // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
   const rid = (cmd as { rid?: number }).rid;
-  const kind = CREATES[cmd.op];
+  const kind = info.creates;
   if (kind) {
     // The client picks ids; a live one (valid or invalid) is never overwritten, or its object and memory would be orphaned.
     const id = (cmd as unknown as CreatingOp).id;
@@ -569,12 +585,12 @@ export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
   watch.rid = rid ?? 0;
   watch.answered = false;
   try {
-    handler(ctx, cmd as never);
+    info.handler(ctx, cmd as never);
     return null;
   } catch (error) {
     const message = (error as Error).message;
     if (rid !== undefined && !watch.answered) ctx.replyError(rid, `${cmd.op}: ${message}`);
-    const field = ENCODER_OPS[cmd.op];
+    const field = info.encoderField;
     const encoder = field ? ctx.table.encoderOf((cmd as unknown as Record<string, number>)[field]) : null;
     if (encoder) {
       encoder.error ??= `${cmd.op}: ${message}`;
