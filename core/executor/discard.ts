@@ -47,7 +47,7 @@ export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean 
   if (entry.destroyed || !entry.lease || entry.discarded || entry.mapped) return false;
   if (entry.lease.residency !== 'resident' || entry.obj.mapState !== 'unmapped' || ctx.table.isRecorded(entry)) return false;
   // Work the job submitted before still runs on the queue; a freed lease's buffer is reused or destroyed only after it.
-  ctx.memory.free(entry.lease);
+  ctx.memory.freeDiscarded(entry.lease);
   entry.discardedLease = entry.lease;
   entry.lease = null;
   entry.discarded = true;
