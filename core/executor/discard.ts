@@ -47,7 +47,7 @@ export function discardBuffer(ctx: DiscardContext, entry: BufferEntry): boolean 
   if (entry.destroyed || !entry.lease || entry.discarded || entry.mapped) return false;
   if (entry.lease.residency !== 'resident' || entry.obj.mapState !== 'unmapped' || ctx.table.isRecorded(entry)) return false;
   // Work the job submitted before still runs on the queue; a freed lease's buffer is reused or destroyed only after it.
-  ctx.memory.free(entry.lease);
+  ctx.memory.freeDiscarded(entry.lease);
   entry.discardedLease = entry.lease;
   entry.lease = null;
   entry.discarded = true;
@@ -77,29 +77,32 @@ export function reviveBuffer(ctx: DiscardContext, entry: BufferEntry): void {
   entry.discarded = false;
 }
 
-/** The ids of buffers and bind groups a command uses (bringing back discarded buffers among them). */
-function idsUsed(cmd: Command): number[] {
+/** Calls `visit` with the id of each buffer and bind group a command uses (bringing back discarded buffers among them); no array per command. */
+function visitIdsUsed(cmd: Command, visit: (id: number) => void): void {
   switch (cmd.op) {
     case 'writeBuffer': case 'mapAsync': case 'readMapped': case 'writeMapped': case 'unmap':
-      return [cmd.id];
+      return visit(cmd.id);
     case 'createBindGroup':
-      return cmd.entries.map((entry) => entry.buffer);
+      for (const entry of cmd.entries) visit(entry.buffer);
+      return;
     case 'setBindGroup':
-      return cmd.bindGroup === null ? [] : [cmd.bindGroup];
+      if (cmd.bindGroup !== null) visit(cmd.bindGroup);
+      return;
     case 'dispatchIndirect': case 'clearBuffer':
-      return [cmd.buffer];
+      return visit(cmd.buffer);
     case 'copyBufferToBuffer':
-      return [cmd.src, cmd.dst];
+      visit(cmd.src);
+      return visit(cmd.dst);
     case 'resolveQuerySet':
-      return [cmd.dst];
+      return visit(cmd.dst);
     case 'createBindGroupOfResources':
-      return cmd.entries.flatMap((entry) => (entry.buffer === undefined ? [] : [entry.buffer]));
+      for (const entry of cmd.entries) if (entry.buffer !== undefined) visit(entry.buffer);
+      return;
     case 'copyBufferToTexture':
-      return [cmd.source.buffer];
+      return visit(cmd.source.buffer);
     case 'copyTextureToBuffer':
-      return [cmd.destination.buffer];
+      return visit(cmd.destination.buffer);
     default:
-      return [];
   }
 }
 
@@ -108,21 +111,19 @@ export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: 
   // A job that never discarded a buffer (no framework adapter) has none to bring back: no walk per batch.
   if (!table.everDiscarded) return 0;
   let bytes = 0;
-  const seen = new Set<BufferEntry>();
+  let seen: Set<BufferEntry> | null = null;
   const add = (entry: BufferEntry) => {
     // One taken back (MemoryManager.takeBack) needs no new memory.
-    if (entry.discarded && !seen.has(entry) && !(entry.discardedLease && memory.canTakeBack(entry.discardedLease))) {
-      seen.add(entry);
-      bytes += entry.sizeBytes;
-    }
+    if (!entry.discarded || seen?.has(entry) || (entry.discardedLease && memory.canTakeBack(entry.discardedLease))) return;
+    (seen ??= new Set()).add(entry);
+    bytes += entry.sizeBytes;
   };
-  for (const cmd of cmds) {
-    for (const id of idsUsed(cmd)) {
-      const entry = table.peek(id);
-      if (entry?.kind === 'buffer') add(entry);
-      else if (entry?.kind === 'bindGroup') entry.buffers.forEach(add);
-    }
-  }
+  const visit = (id: number) => {
+    const entry = table.peek(id);
+    if (entry?.kind === 'buffer') add(entry);
+    else if (entry?.kind === 'bindGroup') for (const buffer of entry.buffers) add(buffer);
+  };
+  for (const cmd of cmds) visitIdsUsed(cmd, visit);
   return bytes;
 }
 

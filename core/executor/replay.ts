@@ -38,7 +38,7 @@ export interface ReplayContext {
   readonly table: ObjectTable;
   readonly memory: MemoryManager;
   readonly payload: Uint8Array;
-  /** Answers a request id: a result, bytes, or an error for the job. */
+  /** Answers a request id: a result, bytes, or an error for the job. Each answer must mark `requests` (see RequestWatch). */
   reply(rid: number, result: unknown, payload?: Uint8Array[]): void;
   replyError(rid: number, message: string, gpu?: GpuErrorJson): void;
   /** Bytes in the bulk channel: a file of this job (then removed) or its scratch file; throws ReplayError if unusable. */
@@ -49,6 +49,25 @@ export interface ReplayContext {
   submitPrefix(): GPUCommandBuffer[];
   /** The service's own command buffers to run after the job's in this submit (the iteration timer's end). */
   submitSuffix(): GPUCommandBuffer[];
+  /** The request of the command replaying now, and whether its handler answered it yet. */
+  readonly requests: RequestWatch;
+}
+
+/**
+ * The request id of the command whose handler runs now (0: none), and whether
+ * that handler answered it, so a handler that throws after answering is not
+ * answered twice. The context's `reply` and `replyError` set `answered` when they
+ * answer `rid`; an answer from a promise comes after the handler returned, when
+ * `rid` names another command or none. One per session, reused: no object per command.
+ */
+export interface RequestWatch {
+  rid: number;
+  answered: boolean;
+}
+
+/** Marks `watch` answered when `rid` is the request replaying now (the context's reply functions call it). */
+export function noteAnswer(watch: RequestWatch, rid: number): void {
+  if (rid === watch.rid) watch.answered = true;
 }
 
 function bytesAt(ctx: ReplayContext, ref: DataRef): Uint8Array {
@@ -290,6 +309,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   createBindGroup(ctx, cmd) {
     const layout = ctx.table.get(cmd.layout, 'bindGroupLayout');
+    const limits = limitPair(ctx);
     const buffers: BufferEntry[] = [];
     const dynamic: DynamicBinding[] = [];
     const entries = cmd.entries.map((entry) => {
@@ -302,7 +322,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
-      const limitError = bindingSizeLimitError(limitPair(ctx), layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset));
+      const limitError = bindingSizeLimitError(limits, layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset));
       if (limitError) throw new ReplayError(limitError);
       if (layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
@@ -311,7 +331,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     });
     dynamic.sort((a, b) => a.binding - b.binding);
     const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
-    if (dynamic.length > 0) noteDynamicAlignments(limitPair(ctx), obj, layout.obj, dynamic.map((d) => d.binding));
+    if (dynamic.length > 0) noteDynamicAlignments(limits, obj, layout.obj, dynamic.map((d) => d.binding));
     ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
   },
 
@@ -524,6 +544,22 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
   beginComputePass: 'computePass', finish: 'commandBuffer', ...TEXTURE_CREATES, ...RENDER_CREATES,
 };
 
+/**
+ * What replay needs of each op, found with one lookup per command: its handler, the kind it creates, and the
+ * field naming the encoder it records into. Made once from the tables above (a null prototype: an op the
+ * table lacks is simply absent).
+ */
+interface OpInfo {
+  readonly handler: Handler<CommandOp>;
+  readonly creates: EntryKind | undefined;
+  readonly encoderField: 'encoder' | 'pass' | 'target' | undefined;
+}
+
+const OP_INFO: Readonly<Record<string, OpInfo | undefined>> = Object.assign(Object.create(null) as Record<string, OpInfo>,
+  Object.fromEntries((Object.keys(handlers) as CommandOp[]).map((op) => [op, {
+    handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op],
+  }])));
+
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */
 export function createdKind(op: string): EntryKind | undefined {
   return Object.hasOwn(CREATES, op) ? CREATES[op as CommandOp] : undefined;
@@ -534,11 +570,11 @@ export function createdKind(op: string): EntryKind | undefined {
  * (Dawn's own errors are caught by the segment's real error scopes).
  */
 export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
-  const handler = handlers[cmd.op] as Handler<CommandOp> | undefined;
-  if (!handler) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
+  const info = OP_INFO[cmd.op];
+  if (!info) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
   // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
   const rid = (cmd as { rid?: number }).rid;
-  const kind = CREATES[cmd.op];
+  const kind = info.creates;
   if (kind) {
     // The client picks ids; a live one (valid or invalid) is never overwritten, or its object and memory would be orphaned.
     const id = (cmd as unknown as CreatingOp).id;
@@ -549,19 +585,16 @@ export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
       return { type: 'validation', message };
     }
   }
-  let answered = false;
-  const tracked: ReplayContext = rid === undefined ? ctx : {
-    ...ctx,
-    reply: (to, result, bytes) => { answered ||= to === rid; ctx.reply(to, result, bytes); },
-    replyError: (to, message, gpu) => { answered ||= to === rid; ctx.replyError(to, message, gpu); },
-  };
+  const watch = ctx.requests;
+  watch.rid = rid ?? 0;
+  watch.answered = false;
   try {
-    handler(tracked, cmd as never);
+    info.handler(ctx, cmd as never);
     return null;
   } catch (error) {
     const message = (error as Error).message;
-    if (rid !== undefined && !answered) ctx.replyError(rid, `${cmd.op}: ${message}`);
-    const field = ENCODER_OPS[cmd.op];
+    if (rid !== undefined && !watch.answered) ctx.replyError(rid, `${cmd.op}: ${message}`);
+    const field = info.encoderField;
     const encoder = field ? ctx.table.encoderOf((cmd as unknown as Record<string, number>)[field]) : null;
     if (encoder) {
       encoder.error ??= `${cmd.op}: ${message}`;

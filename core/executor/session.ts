@@ -16,7 +16,7 @@ import type { ErrorScopes } from './errorScopes.js';
 import { JobDevices } from './jobDevices.js';
 import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
 import { reviveBuffer } from './discard.js';
-import { createdKind, replay, type ReplayContext } from './replay.js';
+import { createdKind, noteAnswer, replay, type ReplayContext, type RequestWatch } from './replay.js';
 import { IterationTimer } from './iterationTimer.js';
 import { IterationMachine, type IterationSource } from './iteration.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
@@ -349,14 +349,22 @@ export class Session implements ResidentSession {
   }
 
   private context(payload: Uint8Array): ReplayContext {
+    const requests: RequestWatch = { rid: 0, answered: false };
     return {
+      requests,
       jobId: this.jobId,
       device: this.device,
       table: this.table,
       memory: this.memory,
       payload,
-      reply: (rid, result, bytes) => { if (!this.closed) this.host.reply(rid, result, bytes); },
-      replyError: (rid, message, gpu) => { if (!this.closed) this.host.replyError(rid, message, gpu); },
+      reply: (rid, result, bytes) => {
+        noteAnswer(requests, rid);
+        if (!this.closed) this.host.reply(rid, result, bytes);
+      },
+      replyError: (rid, message, gpu) => {
+        noteAnswer(requests, rid);
+        if (!this.closed) this.host.replyError(rid, message, gpu);
+      },
       readBulk: (ref) => this.readBulk(ref),
       ring: () => this.bulk.ring(),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),

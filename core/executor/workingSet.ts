@@ -115,7 +115,10 @@ export class WorkingSetTracker {
   /** Each open render pass's command encoder. */
   private readonly renderPasses = new Map<number, number>();
   private readonly groupAccesses = new Map<number, GroupAccesses>();
-  /** Bumped whenever a pipeline or bind group is made or released: what was recorded or cached for an id may be stale. */
+  /**
+   * Bumped whenever a pipeline or bind group is released: what was recorded or cached for its id may be stale.
+   * Making one needs no bump: its id was new, or its old object's release bumped it already (replay refuses a live id).
+   */
   private generation = 0;
   /** Recorded accesses of encoders, then of their command buffers, applied at submit. */
   private readonly pending = new Map<number, Access[]>();
@@ -145,37 +148,17 @@ export class WorkingSetTracker {
    * rejected it (then it did nothing). Reads the table for the objects it names.
    */
   observe(cmd: Command, table: ObjectTable, ok: boolean): void {
-    const buffer = (id: number): BufferEntry | null => {
-      const entry = table.peek(id);
-      return entry?.kind === 'buffer' && !entry.destroyed ? entry : null;
-    };
     switch (cmd.op) {
-      case 'createBuffer': {
-        const entry = ok ? buffer(cmd.id) : null;
-        if (entry && this.open) this.created.add(entry);
-        return;
-      }
-      case 'createShaderModule':
-        this.modules.set(cmd.id, cmd.code);
-        return;
-      case 'createComputePipeline':
-        this.pipelines.set(cmd.id, cmd.module);
-        this.generation++;
-        return;
-      case 'createBindGroup': case 'createBindGroupOfResources': {
-        if (!ok) return;
-        const bound: BoundBuffer[] = [];
-        for (const e of cmd.entries) {
-          const entry = e.buffer === undefined ? null : buffer(e.buffer);
-          if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
-        }
-        this.bindGroups.set(cmd.id, bound);
-        this.generation++;
-        return;
-      }
-      case 'beginComputePass':
-        this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
-        return;
+      // The commands a compute pass repeats most come first, and need no buffer of the table.
+      case 'setPipeline': case 'setBindGroup': case 'dispatch': case 'endPass':
+        return this.observePass(cmd);
+      default:
+        return this.observeOther(cmd, table, ok);
+    }
+  }
+
+  private observePass(cmd: Extract<Command, { op: 'setPipeline' | 'setBindGroup' | 'dispatch' | 'endPass' }>): void {
+    switch (cmd.op) {
       case 'setPipeline': {
         const pass = this.passes.get(cmd.pass);
         if (pass && pass.pipeline !== cmd.pipeline) {
@@ -200,11 +183,44 @@ export class WorkingSetTracker {
         return;
       }
       case 'dispatch':
-      case 'dispatchIndirect':
-        this.recordDispatch(cmd, buffer);
-        return;
+        return this.recordDispatch(cmd, null);
       case 'endPass':
         this.passes.delete(cmd.pass);
+    }
+  }
+
+  private observeOther(cmd: Command, table: ObjectTable, ok: boolean): void {
+    const buffer = (id: number): BufferEntry | null => {
+      const entry = table.peek(id);
+      return entry?.kind === 'buffer' && !entry.destroyed ? entry : null;
+    };
+    switch (cmd.op) {
+      case 'createBuffer': {
+        const entry = ok ? buffer(cmd.id) : null;
+        if (entry && this.open) this.created.add(entry);
+        return;
+      }
+      case 'createShaderModule':
+        this.modules.set(cmd.id, cmd.code);
+        return;
+      case 'createComputePipeline':
+        this.pipelines.set(cmd.id, cmd.module);
+        return;
+      case 'createBindGroup': case 'createBindGroupOfResources': {
+        if (!ok) return;
+        const bound: BoundBuffer[] = [];
+        for (const e of cmd.entries) {
+          const entry = e.buffer === undefined ? null : buffer(e.buffer);
+          if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
+        }
+        this.bindGroups.set(cmd.id, bound);
+        return;
+      }
+      case 'beginComputePass':
+        this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
+        return;
+      case 'dispatchIndirect':
+        this.recordDispatch(cmd, buffer);
         return;
       case 'copyBufferToBuffer': {
         const src = buffer(cmd.src);
@@ -333,10 +349,11 @@ export class WorkingSetTracker {
     return this.analyses.get(moduleId)!;
   }
 
-  private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, buffer: (id: number) => BufferEntry | null): void {
+  /** `buffer` looks up a dispatchIndirect's buffer (null for a direct dispatch). */
+  private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, buffer: ((id: number) => BufferEntry | null) | null): void {
     const pass = this.passes.get(cmd.pass);
     if (!pass) return;
-    if (cmd.op === 'dispatchIndirect') {
+    if (cmd.op === 'dispatchIndirect' && buffer) {
       const indirect = buffer(cmd.buffer);
       if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
     }

@@ -133,6 +133,16 @@ export class BufferPool {
     this.ledger.move(real.id, { state: 'idle', jobId: null, laneId: this.laneId });
   }
 
+  /**
+   * Takes back, as lent to jobId, a buffer this pool made and later detached (it became jobId's persistent
+   * memory). Its bytes and label stay as jobId left them; the caller made room for it in the lane.
+   */
+  adopt(real: RealBuffer, jobId: string): void {
+    this.lent.set(real.id, real);
+    this.holders.set(real.id, { jobId, label: real.buffer.label });
+    this.ledger.move(real.id, { state: 'ephemeral', jobId, laneId: this.laneId });
+  }
+
   /** A lent buffer leaves the pool without being destroyed (it survived its iteration). The caller re-files it in the ledger. */
   detach(real: RealBuffer): void {
     this.lent.delete(real.id);

@@ -199,6 +199,35 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     }
   }
 
+  /**
+   * A persistent buffer of the job's lane's pool, discarded inside its iteration, becomes a freed ephemeral buffer of
+   * that lane (the reverse of endIteration's survivors), so using it again costs no createBuffer. The lane grows by
+   * what it lacks for it, only within unreserved capacity (its bytes left the job's persistent memory first). False,
+   * changing nothing, when it does not fit.
+   */
+  function rejoinLane(job: JobMemory, record: LeaseRecord): boolean {
+    const { lease, real } = record;
+    const lane = lanes.get(job.laneId)!;
+    const growBytes = Math.max(0, ledger.laneOccupiedBytes(lane.id) + real.sizeBytes - lanes.sizeBytes(lane.id));
+    lane.pool.adopt(real, job.id);
+    if (growBytes > unreservedBytes(job.id)) {
+      lane.pool.detach(real);
+      ledger.move(real.id, { state: 'persistent', jobId: job.id, laneId: null });
+      return false;
+    }
+    if (growBytes > 0) ledger.setLaneSize(lane.id, lanes.sizeBytes(lane.id) + growBytes);
+    lease.kind = 'ephemeral';
+    lease.laneId = lane.id;
+    record.freed = true;
+    job.iterationPeakBytes = Math.max(job.iterationPeakBytes, ledger.ephemeralBytes(job.id));
+    return true;
+  }
+
+  function free(record: LeaseRecord, destroyPooled: boolean): void {
+    if (record.lease.kind === 'ephemeral' && record.real.pooled && !destroyPooled) record.freed = true;
+    else destroyLease(record);
+  }
+
   /** The job's ephemeral buffers it freed go back to its lane's pool (its GPU work with them is done). */
   function giveBackFreed(job: JobMemory): void {
     const lane = lanes.get(job.laneId)!;
@@ -319,12 +348,15 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
     free(lease, freeOptions) {
       const record = leases.get(lease.id);
-      if (!record) return;
-      if (record.lease.kind === 'ephemeral' && record.real.pooled && !freeOptions?.discard) {
-        record.freed = true;
-        return;
-      }
-      destroyLease(record);
+      if (record) free(record, freeOptions?.discard ?? false);
+    },
+
+    freeDiscarded(lease) {
+      const record = leases.get(lease.id);
+      if (!record || record.freed) return;
+      const job = jobs.get(lease.jobId);
+      const rejoins = record.lease.kind === 'persistent' && record.real.pooled && record.lease.residency === 'resident' && job?.inIteration === true;
+      if (!rejoins || !rejoinLane(job, record)) free(record, false);
     },
 
     takeBack(lease) {

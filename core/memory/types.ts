@@ -128,6 +128,14 @@ export interface MemoryManager {
    */
   free(lease: BufferLease, options?: { discard?: boolean }): void;
   /**
+   * The job's framework put the buffer back in its own pool (core/executor/discard.ts): as `free`, except that a
+   * persistent buffer a lane's pool made, discarded inside the job's iteration, joins the job's lane as a freed
+   * ephemeral buffer instead of being destroyed, when the lane can grow by its size within unreserved capacity:
+   * `takeBack` then returns it within the iteration, and from the iteration's end the pool lends it again (zeroed
+   * for any other job) or evicts it when the room is needed. Idempotent.
+   */
+  freeDiscarded(lease: BufferLease): void;
+  /**
    * Takes back a pooled buffer the job freed in its running iteration and that has not gone back to the pool yet
    * (nothing else can have had it): the same lease and real buffer, its bytes as the job left them. For a discarded
    * buffer used again in the iteration that discarded it (core/executor/discard.ts). False, changing nothing, when
