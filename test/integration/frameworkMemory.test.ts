@@ -27,7 +27,7 @@ const service = serviceForAllTests(['--memory', '12MiB', '--policy', 'FAIR']);
  */
 async function persistentAtPauses(name: string, extraArgs: string[] = []): Promise<{ run: RunResult; inUse: number; released: number }> {
   const pauseDir = mkdtempSync(join(tmpdir(), 'salus-pooled-'));
-  const job = service.startJob(['--name', name, ...extraArgs, POOLED, '--', '--pause-dir', pauseDir]);
+  const job = service.startJob(['--name', name, ...extraArgs, POOLED, '--', '--gate', pauseDir]);
   const control = await service.control();
   const seen: Record<string, number> = {};
   try {

@@ -8,9 +8,11 @@
  * pooled buffers (never freed, so all persistent) pass capacity together finish
  * with local-identical losses instead of out-of-memory errors mid-run.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { ROOT, lastJson, serviceForAllTests } from '../helpers/service.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, lastJson, serviceForAllTests, type RunResult } from '../helpers/service.js';
 
 const FIXTURES = join(ROOT, 'test/fixtures/jobs');
 const JOB = join(FIXTURES, 'accessKinds.js');
@@ -35,14 +37,38 @@ async function watchMemory(predicate: (memory: any) => boolean, until: Promise<u
   return null;
 }
 
+/** The gate folder of gatedSideBySide: one for the file, so every pair runs the same program and arguments (history knows them). */
+const GATE = mkdtempSync(join(tmpdir(), 'salus-paging-'));
+afterAll(() => rmSync(GATE, { recursive: true, force: true }));
+
+/**
+ * Runs accessKinds.js as jobs `names` side by side: each stops after its first iteration until all have
+ * done theirs (so their memory is held at once however the machine schedules them), and the memory map
+ * seen then that satisfies `predicate` (within 20 s) is returned with the runs' results.
+ */
+async function gatedSideBySide(names: string[], predicate: (memory: any) => boolean): Promise<{ seen: any; runs: RunResult[] }> {
+  try {
+    const jobs = names.map((name) => service.startJob(['--name', name, JOB, ...ARGS, '--gate', GATE]));
+    const all = Promise.all(jobs.map((job) => job.done));
+    const deadline = Date.now() + 30_000;
+    while (!jobs.every((job) => job.stdout().includes('"phase":"first-done"') || job.child.exitCode !== null) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const seen = await watchMemory(predicate, Promise.race([all, new Promise((resolve) => setTimeout(resolve, 20_000))]));
+    writeFileSync(join(GATE, 'first-done'), '');
+    return { seen, runs: await all };
+  } finally {
+    rmSync(join(GATE, 'first-done'), { force: true });
+  }
+}
+
 describe('paging jobs whose persistent memory passes capacity', () => {
   it('finishes both with local-identical results, paging the idle one', async () => {
     expect(2 * PERSISTENT_BYTES).toBeGreaterThan(12 * 1024 * 1024);
     const local = await service.startJob(['--local', JOB, ...ARGS]).done;
     expect(local.code).toBe(0);
-    const runs = [service.startJob(['--name', 'page-a', JOB, ...ARGS]).done, service.startJob(['--name', 'page-b', JOB, ...ARGS]).done];
-    const paged = await watchMemory((m) => m.jobs.some((j: any) => j.pagedOutBytes > 0), Promise.all(runs));
-    for (const run of await Promise.all(runs)) {
+    const { seen: paged, runs } = await gatedSideBySide(['page-a', 'page-b'], (m) => m.jobs.some((j: any) => j.pagedOutBytes > 0));
+    for (const run of runs) {
       expect(run.code).toBe(0);
       expect(lastJson(run.stdout)).toEqual(lastJson(local.stdout));
     }
@@ -62,9 +88,9 @@ describe('paging jobs whose persistent memory passes capacity', () => {
     expect(service.log()).not.toMatch(/uncaptured GPU error|internal error/);
 
     // Again, now that the history knows each needs 7.8 MiB: the measured figures do not make the second wait.
-    const again = [service.startJob(['--name', 'again-a', JOB, ...ARGS]).done, service.startJob(['--name', 'again-b', JOB, ...ARGS]).done];
-    expect(await watchMemory((m) => m.jobs.length === 2 && m.jobs.some((j: any) => j.pagedOutBytes > 0), Promise.all(again))).not.toBeNull();
-    for (const run of await Promise.all(again)) expect(lastJson(run.stdout)).toEqual(lastJson(local.stdout));
+    const again = await gatedSideBySide(['again-a', 'again-b'], (m) => m.jobs.length === 2 && m.jobs.some((j: any) => j.pagedOutBytes > 0));
+    expect(again.seen).not.toBeNull();
+    for (const run of again.runs) expect(lastJson(run.stdout)).toEqual(lastJson(local.stdout));
     expect(service.log()).toMatch(/declares no memory; job-\d+ \(run \d+\) ran it and measured 7\.\d+ MiB of state and 0 B per iteration/);
   }, 120_000);
 
