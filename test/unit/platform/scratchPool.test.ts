@@ -1,7 +1,7 @@
 /**
  * The service's scratch rings with the real shared-memory addon: a job's link,
  * its mapping and the service's see the same bytes; the ring cannot shrink; it is
- * unmapped at the job's end and never handed on; the pool keeps to its bound.
+ * handed on zeroed only once the job's processes exited, else unmapped; the pool keeps to its bound.
  */
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
@@ -103,7 +103,7 @@ describe.runIf(addon !== null)('ScratchPool', () => {
 });
 
 describe.runIf(addon !== null)('ScratchPool without a ring per job', () => {
-  it("makes no ring that no job waits for, and hands an ended job's ring on once its processes have exited", async () => {
+  it("makes no ring that no job waits for, and hands an ended job's ring on, zeroed, once its processes have exited", async () => {
     const pool = newPool({ poolBytes: 4 * RING_BYTES });
     await until(() => pool.stats.spareReady);
     pool.assign('job-1');
@@ -125,9 +125,10 @@ describe.runIf(addon !== null)('ScratchPool without a ring per job', () => {
     await new Promise((resolve) => child.once('exit', resolve));
     await until(() => pool.stats.spareReady);
     pool.assign('job-2');
-    // The same memory, not a new ring.
+    // The same memory, not a new ring, and none of job-1's bytes in it.
     expect(pool.regionOf('job-2')).toBe(first);
     expect(pool.stats.made).toBe(1);
+    expect(first.subarray(0, 16).every((byte) => byte === 0)).toBe(true);
   });
 
   it('unmaps the ring of a job whose processes it cannot name, or that outlive the wait', async () => {
