@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
 import { throttleDawnPolling } from '../executor/dawnPolling.js';
+import { countQueueWork } from '../executor/queueActivity.js';
 import { openServiceGpus } from './serveGpus.js';
 import type { GpuMemoryFlag } from '../platform/gpuId.js';
 import { SalusService, SERVICE_VERSION } from '../service/service.js';
@@ -54,6 +55,8 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   throttleDawnPolling();
   const logger = options.logger ?? createLogger();
   const gpus = await openServiceGpus({ backend: options.backend, adapter: options.adapter, gpus: options.gpus, memory: options.memory, log: logger.info });
+  // An idle queue's onSubmittedWorkDone is answered without asking Dawn (see queueActivity.ts): count queue work from here on.
+  countQueueWork();
   const dataDir = resolveDataDir(options.dataDir);
   const service = new SalusService({ gpus, policy: policy as PolicyName, bulkDir: prepareBulkDir(), log: logger.info });
   const scratchRings = startScratchRings(service);

@@ -44,7 +44,9 @@ function isDawnPoll(fn: unknown): boolean {
     && Function.prototype.toString.call(fn).endsWith('{ [native code] }');
 }
 
-let installed: { restore(): void; pollSoon(): void } | null = null;
+interface Throttle { restore(): void; pollSoon(): void; idle(): boolean }
+
+let installed: Throttle | null = null;
 
 /**
  * A job awaits a GPU promise the service just made: runs dawn.node's held poll once the current
@@ -56,10 +58,18 @@ export function pollDawnSoon(): void {
 }
 
 /**
+ * Whether dawn.node has no GPU promise pending (it asks for a poll while any is): false when the throttle
+ * is not installed, since only the throttle sees dawn.node's polls.
+ */
+export function dawnIdle(): boolean {
+  return installed?.idle() ?? false;
+}
+
+/**
  * Installs the throttle on this process's global `setImmediate` (once; later calls return the same handle).
  * `restore()` puts the original back; polls held then still run.
  */
-export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): { restore(): void; pollSoon(): void } {
+export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): Throttle {
   if (installed) return installed;
   const original = globalThis.setImmediate;
   const minIntervalMs = minIntervalUs / 1000;
@@ -125,6 +135,7 @@ export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): {
   }
   globalThis.setImmediate = throttled as typeof globalThis.setImmediate;
   installed = {
+    idle: () => held.length === 0 && !polling,
     pollSoon() {
       if (soon) return;
       soon = true;

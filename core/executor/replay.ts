@@ -14,6 +14,7 @@ import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import { pollDawnSoon } from './dawnPolling.js';
 import { checkRingTarget, sendMappedBytes } from './ringReadback.js';
+import { whenQueueDone } from './queueActivity.js';
 import {
   bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
   noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
@@ -487,12 +488,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   workDone(ctx, cmd) {
-    ctx.device.queue.onSubmittedWorkDone().then(
-      () => ctx.reply(cmd.rid, {}),
-      (error: Error) => ctx.replyError(cmd.rid, error.message),
-    );
-    // The job awaits this: an idle queue answers at the next poll, which need not wait for the event loop.
-    pollDawnSoon();
+    whenQueueDone(ctx.device, () => ctx.reply(cmd.rid, {}), (error: Error) => ctx.replyError(cmd.rid, error.message));
   },
 
   setLabel(ctx, cmd) {

@@ -17,7 +17,7 @@ const CHECKS = [
   'requestDevice', 'adapter', 'device', 'globals', 'interfaces', 'javascriptObjects', 'deviceLimitsEnforced', 'bufferProperties', 'mapReadWithOffsets',
   'mapReadWholeDefault', 'mapWriteWithOffsets', 'mappedAtCreation', 'mapErrors', 'largeMappings', 'invalidBufferDescriptor',
   'invalidBufferDescriptors', 'writeBufferVariants', 'writeBufferInvalid', 'writeBufferShared', 'copyBufferToBuffer', 'clearBuffer', 'dispatchDirectAndIndirect',
-  'onSubmittedWorkDone', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
+  'onSubmittedWorkDone', 'workDoneAfterIdle', 'createComputePipelineAsync', 'createComputePipelineSyncInvalid', 'compilationInfo',
   'autoLayouts', 'explicitLayoutsAndDynamicOffsets', 'bindGroupErrors', 'labels', 'destroy', 'encoderMisuse', 'integerArguments',
   'overrideConstants', 'pooledSizes', 'dynamicOffsetPastSize', 'errorScopes', 'errorFilters', 'uncapturedError', 'uncapturedEveryError', 'timestampQueries',
   'occlusionQuerySet', 'querySetCounts', 'consumedAdapter', 'devicesSideBySide', 'objectOfAnotherDevice', 'uncapturedPerDevice',
