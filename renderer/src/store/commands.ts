@@ -82,19 +82,18 @@ export function createCommands(api: SalusApi, store: PanelStore): Commands {
         while (next) {
           const sending: Record<string, PolicyParamValue> = next;
           try {
-            const policy = await api.setPolicyParams(sending);
-            confirmedPolicy = policy;
-            // A newer change is on its way; showing this answer would jump the slider back.
-            if (!queuedParams) state().applyPolicy(policy);
+            confirmedPolicy = await api.setPolicyParams(sending);
           } catch (error) {
             state().pushNotice('error', `Could not change ${Object.keys(sending).join(', ')}: ${message(error)}`);
-            if (!queuedParams && confirmedPolicy) state().applyPolicy(confirmedPolicy);
           }
           next = queuedParams;
           queuedParams = null;
         }
       } finally {
         paramsInFlight = false;
+        // Until now the hand's values were shown over every answer and event; now the service's last word is.
+        state().settleParams();
+        if (confirmedPolicy) state().applyPolicy(confirmedPolicy);
       }
     },
 

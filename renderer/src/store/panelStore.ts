@@ -9,7 +9,7 @@ import type { ServiceSnapshot } from '../../../core/protocol/state.js';
 import { createConnectionSlice, type ConnectionSlice } from './connectionSlice.js';
 import { createJobsSlice, type JobsSlice } from './jobsSlice.js';
 import { createMetricsSlice, type MetricsSlice } from './metricsSlice.js';
-import { createServiceSlice, type ServiceSlice } from './serviceSlice.js';
+import { createServiceSlice, withPendingParams, type ServiceSlice } from './serviceSlice.js';
 import { createUiSlice, type UiSlice } from './uiSlice.js';
 
 /** Everything the panel knows, and the actions that change it. */
@@ -45,7 +45,7 @@ export function createPanelStore(options: PanelStoreOptions = {}): PanelStore {
           version: snapshot.version,
           gpu: snapshot.gpu,
           memory: snapshot.memory,
-          policy: snapshot.policy,
+          policy: withPendingParams(snapshot.policy, get().pendingParams),
           busyShare: snapshot.busyShare,
           busyShareByGpu: snapshot.busyShareByGpu ?? {},
           snapshotAt: snapshot.at,

@@ -50,6 +50,29 @@ describe('commands', () => {
     expect(store.getState().policy?.params).toMatchObject({ maxLanes: 4, laneGrowthPercent: 50 });
   });
 
+  it('keeps the hand\'s knob values over service events that echo an older state while changes are on their way', async () => {
+    const { api, store, commands } = setup();
+    const first = deferred<PolicyInfo>();
+    api.setPolicyParams.mockImplementationOnce(() => first.promise);
+    const confirmed = store.getState().policy!;
+    const done = commands.setPolicyParams({ maxLanes: 3 });
+    // The service's event from before the change (or echoing an earlier one) arrives meanwhile.
+    store.getState().applyEvent({ type: 'policy', policy: { ...confirmed, params: { ...confirmed.params, maxLanes: 2 } } });
+    expect(store.getState().policy?.params.maxLanes).toBe(3);
+    store.getState().applySnapshot({ ...demoSnapshot(2), policy: { ...confirmed, params: { ...confirmed.params, maxLanes: 2 } } });
+    expect(store.getState().policy?.params.maxLanes).toBe(3);
+    // So a second key press counts from 3, not from the echo.
+    void commands.setPolicyParams({ maxLanes: store.getState().policy!.params.maxLanes as number + 1 });
+    expect(store.getState().policy?.params.maxLanes).toBe(4);
+    first.resolve({ ...confirmed, params: { ...confirmed.params, maxLanes: 3 } });
+    await done;
+    expect(api.setPolicyParams).toHaveBeenLastCalledWith({ maxLanes: 4 });
+    expect(store.getState().pendingParams).toBeNull();
+    // Settled: the service's events are shown as they are again.
+    store.getState().applyEvent({ type: 'policy', policy: { ...confirmed, params: { ...confirmed.params, maxLanes: 6 } } });
+    expect(store.getState().policy?.params.maxLanes).toBe(6);
+  });
+
   it('restores the confirmed knobs when the service refuses a change', async () => {
     const { api, store, commands } = setup();
     api.setPolicyParams.mockRejectedValueOnce(new Error('maxLanes must be ≤ 8'));
