@@ -162,15 +162,20 @@ static void complete_job(napi_env env, napi_status status, void *data) {
   free(job);
 }
 
-/* Reads a size in bytes: a positive integer no larger than 2^48. */
-static int read_size(napi_env env, napi_value value, size_t *size_bytes) {
+/* Reads an integer from `least` to 2^48 into `out`; else throws a RangeError saying `what`. */
+static int read_integer(napi_env env, napi_value value, double least, const char *what, size_t *out) {
   double number;
-  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 1) || number > 281474976710656.0 || number != (double)(uint64_t)number) {
-    napi_throw_range_error(env, NULL, "sizeBytes must be a positive integer");
+  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= least) || number > 281474976710656.0 || number != (double)(uint64_t)number) {
+    napi_throw_range_error(env, NULL, what);
     return 0;
   }
-  *size_bytes = (size_t)number;
+  *out = (size_t)number;
   return 1;
+}
+
+/* Reads a size in bytes: a positive integer no larger than 2^48. */
+static int read_size(napi_env env, napi_value value, size_t *size_bytes) {
+  return read_integer(env, value, 1, "sizeBytes must be a positive integer", size_bytes);
 }
 
 /* Queues the slow part on the thread pool; the promise settles in complete_job. */
@@ -294,13 +299,7 @@ static void finalize_view(napi_env env, void *data, void *hint) {
 
 /* Reads a non-negative integer no larger than 2^48 (an offset or a length). */
 static int read_extent(napi_env env, napi_value value, size_t *out) {
-  double number;
-  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0) || number > 281474976710656.0 || number != (double)(uint64_t)number) {
-    napi_throw_range_error(env, NULL, "offset and length must be non-negative integers");
-    return 0;
-  }
-  *out = (size_t)number;
-  return 1;
+  return read_integer(env, value, 0, "offset and length must be non-negative integers", out);
 }
 
 /* view(region, offsetBytes, lengthBytes): an ArrayBuffer over that part of the mapping, without a copy. */
