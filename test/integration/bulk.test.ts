@@ -92,7 +92,8 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     const uncaptured = await until(() => frames.find((f) => f.t === 'uncaptured'), 'the read error');
     expect(uncaptured.error.message).toMatch(/scratch file cannot be read .*not a plain file/);
     // What the batch named of the scratch is given back however its read went.
-    expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 16 });
+    // Sent once the batch is done with, a few microtasks after the reply: waited for, not looked up.
+    expect(await until(() => frames.find((f) => f.t === 'scratchRead'), 'the scratch given back')).toEqual({ t: 'scratchRead', bytes: 16 });
     socket.destroy();
   });
 
@@ -119,7 +120,7 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
     const errors = frames.filter((f) => f.t === 'uncaptured').map((f) => f.error.message);
     // The first read came from the ring (the FIFO was never opened); the second passed its end.
     expect(errors).toEqual([expect.stringMatching(/scratch ring cannot be read at \[268435448, 268435464\): it holds 268435456 bytes/)]);
-    expect(frames.find((f) => f.t === 'scratchRead')).toEqual({ t: 'scratchRead', bytes: 32 });
+    expect(await until(() => frames.find((f) => f.t === 'scratchRead'), 'the scratch given back')).toEqual({ t: 'scratchRead', bytes: 32 });
     // A job killed in the middle of its uploads harms no one else's.
     // The job's own process is killed (its pid from the service), not the `salus run` that waits on it.
     const killed = service.startJob(['--name', 'doomed', join(ROOT, 'test/fixtures/jobs/repeatedUpload.js'), '--', '--mib', '32', '--times', '1000']);
