@@ -7,14 +7,14 @@
  */
 import { connect, type Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
-import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
 import { CommandWriter } from '../protocol/commandCodec.js';
 import type { DeviceEvents } from './remote/channel.js';
 import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
 import { BulkScratch } from './bulkScratch.js';
-import { writeFrame } from '../platform/frameWriter.js';
+import { sendFrame } from '../platform/frameWriter.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -146,20 +146,27 @@ export class ServiceConnection extends EventEmitter {
    * SDK) to the batch; `data` is attached to the payload and referenced by the command.
    */
   record(cmd: Command): void {
-    if (this.commands.count === 0) this.scheduleFlush();
-    this.commands.write(cmd);
-    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+    this.append(cmd, true);
   }
 
   /**
    * Appends a command of device `deviceId`, naming the device first when the
    * previous command was another's. The service keeps the current device across
-   * batches, as this side does.
+   * batches, as this side does. With `flushNow` the batch is sent at once (an
+   * awaited call, a submit), and no flush is scheduled for it first.
    */
-  recordFor(deviceId: number, cmd: Command): void {
-    if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.record({ op: 'useDevice', device: deviceId });
+  recordFor(deviceId: number, cmd: Command, flushNow = false): void {
+    if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.append({ op: 'useDevice', device: deviceId }, !flushNow);
     this.currentDevice = deviceId;
-    this.record(cmd);
+    this.append(cmd, !flushNow);
+    if (flushNow) this.flush();
+  }
+
+  /** Writes `cmd` into the batch; the first command of a batch schedules its flush unless told the caller flushes. */
+  private append(cmd: Command, scheduleFlush: boolean): void {
+    if (scheduleFlush && this.commands.count === 0) this.scheduleFlush();
+    this.commands.write(cmd);
+    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
   }
 
   /**
@@ -221,7 +228,9 @@ export class ServiceConnection extends EventEmitter {
     this.payload = [];
     this.payloadBytes = 0;
     this.scratchBytes = 0;
-    this.write({ t: 'batch', commandBytes: commands.byteLength, ...(scratchBytes > 0 ? { scratchBytes } : {}) }, [commands, ...payload]);
+    const header = scratchBytes > 0 ? { t: 'batch', commandBytes: commands.byteLength, scratchBytes } : { t: 'batch', commandBytes: commands.byteLength };
+    if (payload.length === 0) this.write(header, [commands]);
+    else this.write(header, [commands, ...payload]);
   }
 
   /** Flushes at the end of this macrotask, unless something flushes sooner. */
@@ -276,7 +285,7 @@ export class ServiceConnection extends EventEmitter {
 
   private write(header: object, payload: Uint8Array[]): void {
     if (this.closedError || this.socket.destroyed) return;
-    writeFrame(this.socket, encodeFrame(header, payload));
+    sendFrame(this.socket, header, payload);
   }
 
   private onData(chunk: Buffer): void {

@@ -27,22 +27,44 @@ export class FrameError extends Error {
   override name = 'FrameError';
 }
 
+/** Makes the buffer a frame's first chunk is encoded into (its every byte is written, so it need not be zeroed). */
+export type AllocateBytes = (bytes: number) => Uint8Array;
+
+const newBytes: AllocateBytes = (bytes) => new Uint8Array(bytes);
+
+/**
+ * Payloads of at most this many bytes in all are copied into the frame's first chunk, so a
+ * small frame (every reply, every batch an await flushes) is one buffer and one write:
+ * copying a few KiB costs less than handing the socket several chunks to gather.
+ */
+export const INLINE_PAYLOAD_BYTES = 16 * 1024;
+
 /**
  * Encodes one frame as a list of chunks to write in order: the prefix and header
- * together, then each payload part as given (not copied).
+ * together, then each payload part as given (not copied) — or, when the payload
+ * is at most INLINE_PAYLOAD_BYTES, one chunk holding all of it. `allocate` makes
+ * the first chunk (a Node writer passes one that takes from Buffer's pool).
  */
-export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
-  const head = encodeHead(JSON.stringify(header));
-  const headerBytes = head.byteLength - PREFIX_BYTES;
+export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = [], allocate: AllocateBytes = newBytes): Uint8Array[] {
   let payloadBytes = 0;
   for (const part of payload) payloadBytes += part.byteLength;
+  const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
+  const head = encodeHead(JSON.stringify(header), inline ? payloadBytes : 0, allocate);
+  const headerBytes = head.byteLength - PREFIX_BYTES - (inline ? payloadBytes : 0);
   const bodyBytes = 4 + headerBytes + payloadBytes;
   if (bodyBytes + 4 > MAX_FRAME_BYTES) {
     throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
   }
   writeU32le(head, 0, bodyBytes);
   writeU32le(head, 4, headerBytes);
-  if (payloadBytes === 0) return [head];
+  if (inline) {
+    let at = PREFIX_BYTES + headerBytes;
+    for (const part of payload) {
+      head.set(part, at);
+      at += part.byteLength;
+    }
+    return [head];
+  }
   const chunks = [head];
   for (const part of payload) if (part.byteLength > 0) chunks.push(part);
   return chunks;
@@ -54,20 +76,24 @@ export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []
  */
 const SHORT_HEADER_CHARS = 256;
 
-/** A frame's first chunk: room for the prefix (left to the caller), then `json` as UTF-8. */
-function encodeHead(json: string): Uint8Array {
+/** A frame's first chunk: room for the prefix (left to the caller), `json` as UTF-8, then `tailBytes` (left to the caller). */
+function encodeHead(json: string, tailBytes: number, allocate: AllocateBytes): Uint8Array {
   if (json.length < SHORT_HEADER_CHARS) {
-    const head = new Uint8Array(PREFIX_BYTES + json.length);
-    let i = 0;
-    for (; i < json.length; i++) {
-      const code = json.charCodeAt(i);
-      if (code > 0x7f) break;
-      head[PREFIX_BYTES + i] = code;
+    let ascii = true;
+    for (let i = 0; i < json.length; i++) {
+      if (json.charCodeAt(i) > 0x7f) {
+        ascii = false;
+        break;
+      }
     }
-    if (i === json.length) return head;
+    if (ascii) {
+      const head = allocate(PREFIX_BYTES + json.length + tailBytes);
+      for (let i = 0; i < json.length; i++) head[PREFIX_BYTES + i] = json.charCodeAt(i);
+      return head;
+    }
   }
   const utf8 = encoder.encode(json);
-  const head = new Uint8Array(PREFIX_BYTES + utf8.byteLength);
+  const head = allocate(PREFIX_BYTES + utf8.byteLength + tailBytes);
   head.set(utf8, PREFIX_BYTES);
   return head;
 }

@@ -7,7 +7,7 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
-import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { decodeCommands, requestIds } from '../protocol/commandCodec.js';
 import { readBatchHeader } from '../protocol/batchHeader.js';
 import { isRequestId } from '../protocol/commands.js';
@@ -16,7 +16,7 @@ import {
   type ServerMessage,
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
-import { writeFrame } from '../platform/frameWriter.js';
+import { sendFrame } from '../platform/frameWriter.js';
 import { ControlError, SERVICE_VERSION, type SalusService } from '../service/service.js';
 import { runControl, type ControlTarget } from '../service/control.js';
 import type { JobRecord } from '../service/jobRecord.js';
@@ -106,7 +106,7 @@ class Connection {
 
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
     if (this.socket.destroyed || this.socket.writableEnded) return;
-    writeFrame(this.socket, encodeFrame(message, payload));
+    sendFrame(this.socket, message, payload);
     this.flow.sent(message.t === 'reply');
   }
 
