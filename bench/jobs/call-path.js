@@ -16,14 +16,14 @@
  * Phases with a zero count are skipped. Imports nothing of ours.
  *
  * Prints `{"ev":"ping","ms":[...],"cpuMs","userMs","systemMs","serviceCpuMs","serviceMainCpuMs"}` (the
- * job's CPU over the pings and, with `--service-pid`, the service's: all threads, and its main thread from
- * /proc/PID/schedstat), `{"ev":"dispatch","i","count","ms"}` per
+ * job's CPU over the pings and, with `--service-pid`, the service's: its live threads and its main thread,
+ * from their schedstat), `{"ev":"dispatch","i","count","ms"}` per
  * submit, `{"ev":"cheap","commands","batches","perBatch","cpuMs","serviceCpuMs","wallMs","start","ends":[...]}`
  * (commands counted: the setPipeline, setBindGroup and dispatch calls; `ends`: each
  * timed batch's end, epoch ms) and `{"ev":"verified","count"}`.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -59,6 +59,19 @@ function mainThreadCpuMs(pid) {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
 }
 
+/** CPU ms of process `pid`'s live threads so far, from each one's schedstat (unlike /proc/PID/stat's ticks, exact). */
+function threadsCpuMs(pid) {
+  let ms = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ms += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    } catch {
+      // The thread ended.
+    }
+  }
+  return ms;
+}
+
 /** CLK_TCK, the unit of /proc/PID/stat's CPU times. */
 function clockTicksPerSecond() {
   return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
@@ -71,8 +84,7 @@ const device = await adapter.requestDevice({ label: 'call-path' });
 
 if (opts.pings > 0) {
   const pings = [];
-  const ticksPerSecond = opts.servicePid ? clockTicksPerSecond() : 0;
-  const serviceBefore = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) : 0;
+  const serviceBefore = opts.servicePid ? threadsCpuMs(opts.servicePid) : 0;
   const serviceMainBefore = opts.servicePid ? mainThreadCpuMs(opts.servicePid) : 0;
   const cpuBefore = process.cpuUsage();
   for (let i = 0; i < opts.pings; i++) {
@@ -83,7 +95,7 @@ if (opts.pings > 0) {
   const cpu = process.cpuUsage(cpuBefore);
   console.log(JSON.stringify({
     ev: 'ping', ms: pings, cpuMs: (cpu.user + cpu.system) / 1000, userMs: cpu.user / 1000, systemMs: cpu.system / 1000,
-    serviceCpuMs: opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) - serviceBefore : null,
+    serviceCpuMs: opts.servicePid ? threadsCpuMs(opts.servicePid) - serviceBefore : null,
     serviceMainCpuMs: opts.servicePid ? mainThreadCpuMs(opts.servicePid) - serviceMainBefore : null,
   }));
 }

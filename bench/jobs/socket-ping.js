@@ -7,7 +7,8 @@
  *   and writes every byte it reads back to its sender, until killed;
  * - `socket-ping.js ping PATH [--pings N] [--bytes B]`: connects, then N times
  *   writes B bytes (default 64) and waits until B bytes came back, one message
- *   in flight at a time (as an awaited call is); prints `{"ev":"ping","ms":[...],"cpuMs",...}`
+ *   in flight at a time (as an awaited call is), reading into one reused buffer
+ *   (as a job does); prints `{"ev":"ping","ms":[...],"cpuMs",...}`
  *   (the shape bench/jobs/call-path.js prints; with `--echo-pid PID` also `echoCpuMs`, that
  *   process's main thread over the pings) and exits.
  */
@@ -33,15 +34,20 @@ if (role === 'echo') {
     if (!key || !(value > 0)) throw new Error(`socket-ping: bad argument ${rest[i]} ${rest[i + 1] ?? ''}`);
     opts[key] = value;
   }
-  const socket = createConnection(path);
-  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const message = Buffer.alloc(opts.bytes, 7);
   let pending = 0;
   let arrived = () => {};
-  socket.on('data', (chunk) => {
-    pending -= chunk.length;
-    if (pending <= 0) arrived();
-  });
+  // Reads into one reused buffer, as a job's connection to the service does (core/platform/reusedReads.ts).
+  const onread = {
+    buffer: Buffer.allocUnsafe(64 * 1024),
+    callback: (bytes) => {
+      pending -= bytes;
+      if (pending <= 0) arrived();
+      return true;
+    },
+  };
+  const socket = createConnection({ path, onread });
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const message = Buffer.alloc(opts.bytes, 7);
   const ms = [];
   const echoBefore = opts.echoPid ? mainThreadCpuMs(opts.echoPid) : 0;
   const cpuBefore = process.cpuUsage();

@@ -15,6 +15,7 @@ import type { DeviceEvents } from './remote/channel.js';
 import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
 import { BulkScratch } from './bulkScratch.js';
 import { sendFrame } from '../platform/frameWriter.js';
+import { ReusedReads } from '../platform/reusedReads.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -63,17 +64,18 @@ export class ServiceConnection extends EventEmitter {
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
 
-  private constructor(private readonly socket: Socket, readonly socketPath: string) {
+  private constructor(private readonly socket: Socket, readonly socketPath: string, reads: ReusedReads) {
     super();
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    reads.setReader((chunk) => this.onData(chunk));
     socket.on('error', (error) => this.onClose(error));
     socket.on('close', () => this.onClose(null));
   }
 
   /** Connects and completes the handshake; rejects with a message saying what to do when no service answers. */
   static async open(socketPath: string, hello: Omit<Hello, 't' | 'protocol'>): Promise<ServiceConnection> {
+    const reads = new ReusedReads();
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(socketPath);
+      const s = connect({ path: socketPath, onread: reads.onread });
       s.once('connect', () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) => {
         const hint = error.code === 'ENOENT' || error.code === 'ECONNREFUSED'
@@ -82,7 +84,7 @@ export class ServiceConnection extends EventEmitter {
         reject(new ServiceError(`salus: ${hint}`, 0));
       });
     });
-    const connection = new ServiceConnection(socket, socketPath);
+    const connection = new ServiceConnection(socket, socketPath, reads);
     const welcome = await new Promise<ServerMessage>((resolve, reject) => {
       connection.once('welcome', resolve);
       connection.once('close', (error: Error | null) => reject(error ?? new ServiceError('salus: the service closed the connection during the handshake', 0)));
@@ -288,15 +290,19 @@ export class ServiceConnection extends EventEmitter {
     sendFrame(this.socket, header, payload);
   }
 
-  private onData(chunk: Buffer): void {
+  /** Handles one read; returns whether anything still refers to `chunk`'s bytes (see ReusedReads). */
+  private onData(chunk: Uint8Array): boolean {
     let frames;
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
       this.socket.destroy(error as Error);
-      return;
+      return false;
     }
+    let held = this.decoder.holdsInput;
     for (const frame of frames) {
+      // A reply's payload is handed on as a view of the read: the read buffer is not reused under it.
+      if (frame.payload.byteLength > 0 && frame.payload.buffer === chunk.buffer) held = true;
       const message = frame.header as ServerMessage;
       if (!message || typeof message !== 'object') continue;
       if (message.t === 'reply') {
@@ -318,6 +324,7 @@ export class ServiceConnection extends EventEmitter {
         this.emit('message', message);
       }
     }
+    return held;
   }
 
   /** An uncaptured error goes to its device (the first, from a service that names none); a loss to all. */

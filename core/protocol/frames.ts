@@ -134,6 +134,11 @@ export class FrameDecoder {
     return this.bufferedBytes + (this.partial?.filled ?? 0);
   }
 
+  /** Whether the decoder keeps references to chunks it was given (bytes of a frame whose length is not known yet). */
+  get holdsInput(): boolean {
+    return this.chunks.length > 0;
+  }
+
   /** Memory the decoder holds for them: at most about twice `pendingBytes`, whatever a length prefix declared. */
   get heldBytes(): number {
     return this.bufferedBytes + (this.partial?.bytes.byteLength ?? 0);
