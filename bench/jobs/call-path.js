@@ -15,13 +15,15 @@
  *   just before the first timed batch and just after the last one resolved.
  * Phases with a zero count are skipped. Imports nothing of ours.
  *
- * Prints `{"ev":"ping","ms":[...]}`, `{"ev":"dispatch","i","count","ms"}` per
+ * Prints `{"ev":"ping","ms":[...],"cpuMs","userMs","systemMs","serviceCpuMs","serviceMainCpuMs"}` (the
+ * job's CPU over the pings and, with `--service-pid`, the service's: its live threads and its main thread,
+ * from their schedstat), `{"ev":"dispatch","i","count","ms"}` per
  * submit, `{"ev":"cheap","commands","batches","perBatch","cpuMs","serviceCpuMs","wallMs","start","ends":[...]}`
  * (commands counted: the setPipeline, setBindGroup and dispatch calls; `ends`: each
  * timed batch's end, epoch ms) and `{"ev":"verified","count"}`.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -52,6 +54,29 @@ function processCpuMs(pid, ticksPerSecond) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
+/** CPU ms of process `pid`'s main thread so far, from /proc/PID/schedstat (nanoseconds on the CPU; Linux). */
+function mainThreadCpuMs(pid) {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
+/** CPU ms of process `pid`'s live threads so far, from each one's schedstat (unlike /proc/PID/stat's ticks, exact). */
+function threadsCpuMs(pid) {
+  let ms = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ms += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    } catch {
+      // The thread ended.
+    }
+  }
+  return ms;
+}
+
+/** CLK_TCK, the unit of /proc/PID/stat's CPU times. */
+function clockTicksPerSecond() {
+  return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+}
+
 const opts = parseArgs(process.argv.slice(2));
 const adapter = await navigator.gpu.requestAdapter();
 if (!adapter) throw new Error('call-path: no WebGPU adapter');
@@ -59,12 +84,20 @@ const device = await adapter.requestDevice({ label: 'call-path' });
 
 if (opts.pings > 0) {
   const pings = [];
+  const serviceBefore = opts.servicePid ? threadsCpuMs(opts.servicePid) : 0;
+  const serviceMainBefore = opts.servicePid ? mainThreadCpuMs(opts.servicePid) : 0;
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < opts.pings; i++) {
     const start = now();
     await device.queue.onSubmittedWorkDone();
     pings.push(now() - start);
   }
-  console.log(JSON.stringify({ ev: 'ping', ms: pings }));
+  const cpu = process.cpuUsage(cpuBefore);
+  console.log(JSON.stringify({
+    ev: 'ping', ms: pings, cpuMs: (cpu.user + cpu.system) / 1000, userMs: cpu.user / 1000, systemMs: cpu.system / 1000,
+    serviceCpuMs: opts.servicePid ? threadsCpuMs(opts.servicePid) - serviceBefore : null,
+    serviceMainCpuMs: opts.servicePid ? mainThreadCpuMs(opts.servicePid) - serviceMainBefore : null,
+  }));
 }
 
 // Every dispatch adds one to a counter: the readback proves they all ran.
@@ -111,7 +144,7 @@ if (opts.cheapBatches > 0 || opts.cheapSeconds > 0) {
   // On a local device Dawn prints, once, a warning about zero-workgroup dispatches to this
   // process's stdout with no newline after it: end its line, or it runs into the JSON below.
   process.stdout.write('\n');
-  const ticksPerSecond = opts.servicePid ? Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' })) : 0;
+  const ticksPerSecond = opts.servicePid ? clockTicksPerSecond() : 0;
   const ends = [];
   const serviceBefore = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) : 0;
   const cpuBefore = process.cpuUsage();

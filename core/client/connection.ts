@@ -7,14 +7,15 @@
  */
 import { connect, type Socket } from 'node:net';
 import { EventEmitter } from 'node:events';
-import { encodeFrame, FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { FrameDecoder, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { PROTOCOL_VERSION, type Hello, type ServerMessage } from '../protocol/messages.js';
 import type { Command, DataRef } from '../protocol/commands.js';
 import { CommandWriter } from '../protocol/commandCodec.js';
 import type { DeviceEvents } from './remote/channel.js';
 import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
 import { BulkScratch } from './bulkScratch.js';
-import { writeFrame } from '../platform/frameWriter.js';
+import { sendFrame } from '../platform/frameWriter.js';
+import { ReusedReads } from '../platform/reusedReads.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -63,17 +64,18 @@ export class ServiceConnection extends EventEmitter {
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
 
-  private constructor(private readonly socket: Socket, readonly socketPath: string) {
+  private constructor(private readonly socket: Socket, readonly socketPath: string, reads: ReusedReads) {
     super();
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    reads.setReader((chunk) => this.onData(chunk));
     socket.on('error', (error) => this.onClose(error));
     socket.on('close', () => this.onClose(null));
   }
 
   /** Connects and completes the handshake; rejects with a message saying what to do when no service answers. */
   static async open(socketPath: string, hello: Omit<Hello, 't' | 'protocol'>): Promise<ServiceConnection> {
+    const reads = new ReusedReads();
     const socket = await new Promise<Socket>((resolve, reject) => {
-      const s = connect(socketPath);
+      const s = connect({ path: socketPath, onread: reads.onread });
       s.once('connect', () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) => {
         const hint = error.code === 'ENOENT' || error.code === 'ECONNREFUSED'
@@ -82,7 +84,7 @@ export class ServiceConnection extends EventEmitter {
         reject(new ServiceError(`salus: ${hint}`, 0));
       });
     });
-    const connection = new ServiceConnection(socket, socketPath);
+    const connection = new ServiceConnection(socket, socketPath, reads);
     const welcome = await new Promise<ServerMessage>((resolve, reject) => {
       connection.once('welcome', resolve);
       connection.once('close', (error: Error | null) => reject(error ?? new ServiceError('salus: the service closed the connection during the handshake', 0)));
@@ -146,20 +148,27 @@ export class ServiceConnection extends EventEmitter {
    * SDK) to the batch; `data` is attached to the payload and referenced by the command.
    */
   record(cmd: Command): void {
-    if (this.commands.count === 0) this.scheduleFlush();
-    this.commands.write(cmd);
-    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
+    this.append(cmd, true);
   }
 
   /**
    * Appends a command of device `deviceId`, naming the device first when the
    * previous command was another's. The service keeps the current device across
-   * batches, as this side does.
+   * batches, as this side does. With `flushNow` the batch is sent at once (an
+   * awaited call, a submit), and no flush is scheduled for it first.
    */
-  recordFor(deviceId: number, cmd: Command): void {
-    if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.record({ op: 'useDevice', device: deviceId });
+  recordFor(deviceId: number, cmd: Command, flushNow = false): void {
+    if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.append({ op: 'useDevice', device: deviceId }, !flushNow);
     this.currentDevice = deviceId;
-    this.record(cmd);
+    this.append(cmd, !flushNow);
+    if (flushNow) this.flush();
+  }
+
+  /** Writes `cmd` into the batch; the first command of a batch schedules its flush unless told the caller flushes. */
+  private append(cmd: Command, scheduleFlush: boolean): void {
+    if (scheduleFlush && this.commands.count === 0) this.scheduleFlush();
+    this.commands.write(cmd);
+    if (this.commands.count >= FLUSH_COMMANDS || this.payloadBytes >= FLUSH_PAYLOAD_BYTES) this.flush();
   }
 
   /**
@@ -221,7 +230,9 @@ export class ServiceConnection extends EventEmitter {
     this.payload = [];
     this.payloadBytes = 0;
     this.scratchBytes = 0;
-    this.write({ t: 'batch', commandBytes: commands.byteLength, ...(scratchBytes > 0 ? { scratchBytes } : {}) }, [commands, ...payload]);
+    const header = scratchBytes > 0 ? { t: 'batch', commandBytes: commands.byteLength, scratchBytes } : { t: 'batch', commandBytes: commands.byteLength };
+    if (payload.length === 0) this.write(header, [commands]);
+    else this.write(header, [commands, ...payload]);
   }
 
   /** Flushes at the end of this macrotask, unless something flushes sooner. */
@@ -276,18 +287,22 @@ export class ServiceConnection extends EventEmitter {
 
   private write(header: object, payload: Uint8Array[]): void {
     if (this.closedError || this.socket.destroyed) return;
-    writeFrame(this.socket, encodeFrame(header, payload));
+    sendFrame(this.socket, header, payload);
   }
 
-  private onData(chunk: Buffer): void {
+  /** Handles one read; returns whether anything still refers to `chunk`'s bytes (see ReusedReads). */
+  private onData(chunk: Uint8Array): boolean {
     let frames;
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
       this.socket.destroy(error as Error);
-      return;
+      return false;
     }
+    let held = this.decoder.holdsInput;
     for (const frame of frames) {
+      // A reply's payload is handed on as a view of the read: the read buffer is not reused under it.
+      if (frame.payload.byteLength > 0 && frame.payload.buffer === chunk.buffer) held = true;
       const message = frame.header as ServerMessage;
       if (!message || typeof message !== 'object') continue;
       if (message.t === 'reply') {
@@ -309,6 +324,7 @@ export class ServiceConnection extends EventEmitter {
         this.emit('message', message);
       }
     }
+    return held;
   }
 
   /** An uncaptured error goes to its device (the first, from a service that names none); a loss to all. */

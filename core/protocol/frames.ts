@@ -27,49 +27,60 @@ export class FrameError extends Error {
   override name = 'FrameError';
 }
 
+/** Makes the buffer a frame's first chunk is encoded into (its every byte is written, so it need not be zeroed). */
+export type AllocateBytes = (bytes: number) => Uint8Array;
+
+const newBytes: AllocateBytes = (bytes) => new Uint8Array(bytes);
+
+/**
+ * Payloads of at most this many bytes in all are copied into the frame's first chunk, so a
+ * small frame (every reply, every batch an await flushes) is one buffer and one write:
+ * copying a few KiB costs less than handing the socket several chunks to gather.
+ */
+export const INLINE_PAYLOAD_BYTES = 16 * 1024;
+
 /**
  * Encodes one frame as a list of chunks to write in order: the prefix and header
- * together, then each payload part as given (not copied).
+ * together, then each payload part as given (not copied) — or, when the payload
+ * is at most INLINE_PAYLOAD_BYTES, one chunk holding all of it. `allocate` makes
+ * the first chunk (a Node writer passes one that takes from Buffer's pool).
  */
-export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []): Uint8Array[] {
-  const head = encodeHead(JSON.stringify(header));
-  const headerBytes = head.byteLength - PREFIX_BYTES;
+export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = [], allocate: AllocateBytes = newBytes): Uint8Array[] {
   let payloadBytes = 0;
   for (const part of payload) payloadBytes += part.byteLength;
+  const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
+  const head = encodeHead(JSON.stringify(header), inline ? payloadBytes : 0, allocate);
+  const headerBytes = head.byteLength - PREFIX_BYTES - (inline ? payloadBytes : 0);
   const bodyBytes = 4 + headerBytes + payloadBytes;
   if (bodyBytes + 4 > MAX_FRAME_BYTES) {
     throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit`);
   }
   writeU32le(head, 0, bodyBytes);
   writeU32le(head, 4, headerBytes);
-  if (payloadBytes === 0) return [head];
+  if (inline) {
+    let at = PREFIX_BYTES + headerBytes;
+    for (const part of payload) {
+      head.set(part, at);
+      at += part.byteLength;
+    }
+    return [head];
+  }
   const chunks = [head];
   for (const part of payload) if (part.byteLength > 0) chunks.push(part);
   return chunks;
 }
 
-/**
- * Headers shorter than this are copied into the frame a character at a time when they are ASCII (every reply,
- * every batch header): cheaper than a call into the TextEncoder for a few dozen bytes.
- */
-const SHORT_HEADER_CHARS = 256;
-
-/** A frame's first chunk: room for the prefix (left to the caller), then `json` as UTF-8. */
-function encodeHead(json: string): Uint8Array {
-  if (json.length < SHORT_HEADER_CHARS) {
-    const head = new Uint8Array(PREFIX_BYTES + json.length);
-    let i = 0;
-    for (; i < json.length; i++) {
-      const code = json.charCodeAt(i);
-      if (code > 0x7f) break;
-      head[PREFIX_BYTES + i] = code;
-    }
-    if (i === json.length) return head;
-  }
+/** A frame's first chunk: room for the prefix (left to the caller), `json` as UTF-8, then `tailBytes` (left to the caller). */
+function encodeHead(json: string, tailBytes: number, allocate: AllocateBytes): Uint8Array {
+  // Sized for ASCII (every reply, every batch header) and encoded in place by one native call: a job's first
+  // frames run before the JIT has compiled anything, where a loop over the characters costs microseconds.
+  const head = allocate(PREFIX_BYTES + json.length + tailBytes);
+  const { read, written } = encoder.encodeInto(json, head.subarray(PREFIX_BYTES, PREFIX_BYTES + json.length));
+  if (read === json.length && written === json.length) return head;
   const utf8 = encoder.encode(json);
-  const head = new Uint8Array(PREFIX_BYTES + utf8.byteLength);
-  head.set(utf8, PREFIX_BYTES);
-  return head;
+  const wide = allocate(PREFIX_BYTES + utf8.byteLength + tailBytes);
+  wide.set(utf8, PREFIX_BYTES);
+  return wide;
 }
 
 function readU32le(bytes: Uint8Array, at: number): number {
@@ -108,6 +119,11 @@ export class FrameDecoder {
     return this.bufferedBytes + (this.partial?.filled ?? 0);
   }
 
+  /** Whether the decoder keeps references to chunks it was given (bytes of a frame whose length is not known yet). */
+  get holdsInput(): boolean {
+    return this.chunks.length > 0;
+  }
+
   /** Memory the decoder holds for them: at most about twice `pendingBytes`, whatever a length prefix declared. */
   get heldBytes(): number {
     return this.bufferedBytes + (this.partial?.bytes.byteLength ?? 0);
@@ -115,6 +131,10 @@ export class FrameDecoder {
 
   /** Adds a chunk; returns the frames it completed. Throws FrameError on an impossible length. */
   push(chunk: Uint8Array): Frame[] {
+    // The common case, one whole frame in one read (every reply, every awaited call's batch): no bookkeeping.
+    if (!this.partial && this.bufferedBytes === 0 && chunk.byteLength >= PREFIX_BYTES && this.frameBytes(chunk) === chunk.byteLength) {
+      return [toFrame(chunk)];
+    }
     const frames: Frame[] = [];
     if (this.partial) {
       const partial = this.partial;
@@ -137,16 +157,7 @@ export class FrameDecoder {
     }
     for (;;) {
       if (this.bufferedBytes < PREFIX_BYTES) break;
-      const prefix = this.peek(PREFIX_BYTES);
-      const bodyBytes = readU32le(prefix, 0);
-      const headerBytes = readU32le(prefix, 4);
-      if (bodyBytes + 4 > this.maxFrameBytes) {
-        throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${this.maxFrameBytes}-byte limit`);
-      }
-      if (headerBytes + 4 > bodyBytes) {
-        throw new FrameError(`frame header of ${headerBytes} bytes does not fit its ${bodyBytes}-byte body`);
-      }
-      const frameBytes = bodyBytes + 4;
+      const frameBytes = this.frameBytes(this.peek(PREFIX_BYTES));
       if (this.bufferedBytes < frameBytes) {
         // Start assembling: everything buffered belongs to this frame.
         const filled = this.bufferedBytes;
@@ -158,6 +169,19 @@ export class FrameDecoder {
       frames.push(toFrame(this.take(frameBytes)));
     }
     return frames;
+  }
+
+  /** The size of the frame whose prefix starts `prefix`; throws FrameError when no such frame may be. */
+  private frameBytes(prefix: Uint8Array): number {
+    const bodyBytes = readU32le(prefix, 0);
+    const headerBytes = readU32le(prefix, 4);
+    if (bodyBytes + 4 > this.maxFrameBytes) {
+      throw new FrameError(`frame of ${bodyBytes + 4} bytes exceeds the ${this.maxFrameBytes}-byte limit`);
+    }
+    if (headerBytes + 4 > bodyBytes) {
+      throw new FrameError(`frame header of ${headerBytes} bytes does not fit its ${bodyBytes}-byte body`);
+    }
+    return bodyBytes + 4;
   }
 
   private peek(bytes: number): Uint8Array {

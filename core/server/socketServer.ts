@@ -7,16 +7,16 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { chmodSync, unlinkSync, existsSync, lstatSync } from 'node:fs';
-import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
+import { FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../protocol/frames.js';
 import { decodeCommands, requestIds } from '../protocol/commandCodec.js';
-import { readBatchHeader } from '../protocol/batchHeader.js';
+import { readBatchHeader, type BatchHeader } from '../protocol/batchHeader.js';
 import { isRequestId } from '../protocol/commands.js';
 import {
   callSchema, describeZodError, ErrorCode, helloSchema, jobMessageSchema, PROTOCOL_VERSION,
   type ServerMessage,
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
-import { writeFrame } from '../platform/frameWriter.js';
+import { sendFrame } from '../platform/frameWriter.js';
 import { ControlError, SERVICE_VERSION, type SalusService } from '../service/service.js';
 import { runControl, type ControlTarget } from '../service/control.js';
 import type { JobRecord } from '../service/jobRecord.js';
@@ -31,6 +31,8 @@ import { ConnectionFlow, DROP_GRACE_MS, NOTHING_HELD } from './connectionLimits.
  * length prefix declares.
  */
 export const HELLO_MAX_FRAME_BYTES = 64 * 1024;
+/** The data of a batch that carries none. */
+const NO_BYTES = new Uint8Array(0);
 /** A subscriber this far behind (bytes unsent) misses events until it drains. */
 const SUBSCRIBER_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -106,7 +108,7 @@ class Connection {
 
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
     if (this.socket.destroyed || this.socket.writableEnded) return;
-    writeFrame(this.socket, encodeFrame(message, payload));
+    sendFrame(this.socket, message, payload);
     this.flow.sent(message.t === 'reply');
   }
 
@@ -152,8 +154,9 @@ class Connection {
     if (!this.role) return this.onHello(header);
     if (this.role === 'control') return void this.onCall(header);
     if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
-    const fast = readBatchHeader(header);
-    const parsed = fast ? { success: true as const, data: fast } : jobMessageSchema.safeParse(header);
+    const batch = readBatchHeader(header);
+    if (batch) return this.onBatch(batch, payload);
+    const parsed = jobMessageSchema.safeParse(header);
     if (!parsed.success) {
       const message = `bad message: ${describeZodError(parsed.error)}`;
       // A request (a requestDevice with a wrong field) still gets its one reply, or its caller waits forever.
@@ -162,15 +165,20 @@ class Connection {
       return this.fail(ErrorCode.BadMessage, message);
     }
     const wire = parsed.data;
-    if (wire.t !== 'batch') {
-      const replayed = this.service.handleJobMessage(this.job!, wire, payload);
-      return this.flow.track(0, payload.byteLength, wire.t === 'requestDevice' ? 1 : 0, replayed);
-    }
+    if (wire.t === 'batch') return this.onBatch(wire, payload);
+    const replayed = this.service.handleJobMessage(this.job!, wire, payload);
+    this.flow.track(0, payload.byteLength, wire.t === 'requestDevice' ? 1 : 0, replayed);
+  }
+
+  /** A job's batch: its commands decoded and checked, handed to its session with the data after them. */
+  private onBatch(wire: BatchHeader, payload: Uint8Array): void {
     if (wire.commandBytes > payload.byteLength) {
       return this.fail(ErrorCode.BadMessage, `bad message: a batch says its commands take ${wire.commandBytes} bytes of a ${payload.byteLength}-byte payload`);
     }
-    const batch = decodeCommands(payload.subarray(0, wire.commandBytes));
-    const data = payload.subarray(wire.commandBytes);
+    // A batch of commands alone (every awaited call's) needs no views cut from its payload.
+    const commandsOnly = wire.commandBytes === payload.byteLength;
+    const batch = decodeCommands(commandsOnly ? payload : payload.subarray(0, wire.commandBytes));
+    const data = commandsOnly ? NO_BYTES : payload.subarray(wire.commandBytes);
     const replayed = this.service.handleJobMessage(this.job!, { t: 'batch', batch }, data);
     const commands = batch.cmds.length + batch.malformed.length;
     this.flow.track(commands, data.byteLength, requestIds(batch).length, replayed);

@@ -73,6 +73,12 @@ export class DeviceChannel {
     this.connection.recordFor(this.deviceId, cmd);
   }
 
+  /** Appends a command of this device that carries no label (a submit, an awaited call) and sends the batch now. */
+  recordAndFlush(cmd: Command): void {
+    if (this.#destroyed) return this.connection.flush();
+    this.connection.recordFor(this.deviceId, cmd, true);
+  }
+
   /** Sends the pending batch, if any. */
   flush(): void {
     this.connection.flush();

@@ -24,6 +24,7 @@ import { RemoteSampler, RemoteTexture } from './texture.js';
 import { RemoteRenderBundleEncoder, RemoteRenderPipeline, recordRenderPipeline, renderPipelineDescriptor } from './render.js';
 
 const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
+const nothing = (): undefined => undefined;
 const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
 
 /**
@@ -46,8 +47,7 @@ export class RemoteQueue extends RemoteObject {
   submit(commandBuffers: Iterable<GPUCommandBuffer>): undefined {
     const buffers = [...commandBuffers];
     const ids = buffers.map((cb) => idOf(cb, 'GPUCommandBuffer'));
-    this.channel.record({ op: 'submit', commandBuffers: ids });
-    this.channel.flush();
+    this.channel.recordAndFlush({ op: 'submit', commandBuffers: ids });
     // Submitted work no longer needs its resources alive on this side (destroying them now is allowed).
     for (const cb of buffers) if (cb instanceof RemoteCommandBuffer) cb.submitted();
     return undefined;
@@ -70,18 +70,20 @@ export class RemoteQueue extends RemoteObject {
     return undefined;
   }
 
-  async onSubmittedWorkDone(): Promise<undefined> {
+  onSubmittedWorkDone(): Promise<undefined> {
+    // One promise between the reply and the caller (no async function around it): the idle call is a round trip's floor.
     const rid = this.channel.allocateRid();
     const reply = this.channel.expectReply(rid);
-    this.channel.record({ op: 'workDone', rid });
-    this.channel.flush();
     try {
-      await reply;
+      this.channel.recordAndFlush({ op: 'workDone', rid });
     } catch (error) {
+      return Promise.reject(error);
+    }
+    return reply.then(nothing, (error: unknown) => {
       // A lost device has no work left to wait for.
       if (!this.channel.deviceLost) throw error;
-    }
-    return undefined;
+      return undefined;
+    });
   }
 
   writeTexture(destination: GPUTexelCopyTextureInfo, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataLayout: GPUTexelCopyBufferLayout, size: GPUExtent3D): undefined {

@@ -144,3 +144,46 @@ describe('ServiceConnection batching', () => {
     ]]);
   });
 });
+
+describe('ServiceConnection reads', () => {
+  /** Writes `bytes` to the job in pieces of `sizes` (the rest in one), each piece its own read on the job's side. */
+  async function writeInPieces(bytes: Uint8Array, sizes: number[]): Promise<void> {
+    const peer = fake.peers[0];
+    let at = 0;
+    for (const size of [...sizes, bytes.byteLength]) {
+      if (at >= bytes.byteLength) break;
+      peer.write(bytes.subarray(at, Math.min(bytes.byteLength, at + size)));
+      at += size;
+      await sleep(15);
+    }
+  }
+
+  const concat = (parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+
+  it("keeps a reply's payload intact while later reads arrive (the read buffer is reused only when nothing refers to it)", async () => {
+    const first = connection!.expectReply(1);
+    const second = connection!.expectReply(2);
+    const third = connection!.expectReply(3);
+    await writeInPieces(concat(encodeFrame({ t: 'reply', rid: 1, result: 'a' }, [new Uint8Array(64).fill(1)])), []);
+    const one = await first;
+    // A reply without payload, then one split mid-prefix and mid-payload: three more reads.
+    await writeInPieces(concat(encodeFrame({ t: 'reply', rid: 2, result: 'b' })), []);
+    await writeInPieces(concat(encodeFrame({ t: 'reply', rid: 3, result: 'c' }, [new Uint8Array(5000).fill(3)])), [5, 20]);
+    const [two, three] = await Promise.all([second, third]);
+    expect([one.result, two.result, three.result]).toEqual(['a', 'b', 'c']);
+    expect([...one.payload]).toEqual(new Array(64).fill(1));
+    expect(two.payload.byteLength).toBe(0);
+    expect([...three.payload]).toEqual(new Array(5000).fill(3));
+  });
+
+  it('reassembles replies sent a byte at a time, and several in one read', async () => {
+    const replies = [1, 2, 3].map((rid) => connection!.expectReply(rid));
+    const bytes = concat([1, 2, 3].flatMap((rid) => encodeFrame({ t: 'reply', rid, result: rid }, [new Uint8Array(rid * 3).fill(rid)])));
+    const firstTwo = concat([1, 2].flatMap((rid) => encodeFrame({ t: 'reply', rid, result: rid }, [new Uint8Array(rid * 3).fill(rid)]))).byteLength;
+    await writeInPieces(bytes.subarray(0, firstTwo), []);
+    const third = bytes.subarray(firstTwo);
+    await writeInPieces(third, new Array(third.byteLength).fill(1));
+    const got = await Promise.all(replies);
+    expect(got.map((r) => [r.result, [...r.payload]])).toEqual([1, 2, 3].map((rid) => [rid, new Array(rid * 3).fill(rid)]));
+  });
+});

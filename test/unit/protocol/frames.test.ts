@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FrameDecoder, FrameError, MAX_FRAME_BYTES } from '../../../core/protocol/frames.js';
+import { encodeFrame, FrameDecoder, FrameError, INLINE_PAYLOAD_BYTES, MAX_FRAME_BYTES } from '../../../core/protocol/frames.js';
 
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
@@ -14,6 +14,24 @@ describe('frames', () => {
     const [frame] = new FrameDecoder().push(concat(encodeFrame({ t: 'batch', n: 1 }, payload)));
     expect(frame.header).toEqual({ t: 'batch', n: 1 });
     expect([...frame.payload]).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('copies a payload of up to INLINE_PAYLOAD_BYTES into one chunk, and leaves a larger one in its parts', () => {
+    // A dirty allocator: every byte of the chunk must be written by the encoder (a pool's memory is not zeroed).
+    const dirty = (bytes: number) => new Uint8Array(bytes).fill(0xee);
+    for (const header of [{ t: 'batch', commandBytes: 8 }, { t: 'reply', label: 'größe' }]) {
+      const small = [new Uint8Array(8).fill(1), new Uint8Array(0), new Uint8Array(INLINE_PAYLOAD_BYTES - 8).fill(2)];
+      const chunks = encodeFrame(header, small, dirty);
+      expect(chunks).toHaveLength(1);
+      const [frame] = new FrameDecoder().push(chunks[0]);
+      expect(frame.header).toEqual(header);
+      expect([...frame.payload]).toEqual([...concat(small)]);
+    }
+    const large = [new Uint8Array(8).fill(3), new Uint8Array(INLINE_PAYLOAD_BYTES).fill(4)];
+    const chunks = encodeFrame({ t: 'batch', commandBytes: 8 }, large, dirty);
+    expect(chunks).toHaveLength(3);
+    expect(chunks[1]).toBe(large[0]);
+    expect([...new FrameDecoder().push(concat(chunks))[0].payload]).toEqual([...concat(large)]);
   });
 
   it('encodes short ASCII, short non-ASCII and long headers alike as UTF-8 JSON', () => {
