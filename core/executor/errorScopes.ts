@@ -3,27 +3,35 @@
  *
  * The device's real scope stack is shared by every job, so a job's own
  * push/pop cannot go to it directly. Instead the job's commands are replayed in
- * *segments* (split at each push/pop the job makes), each wrapped in real
- * scopes for the error kinds the job's virtual stack has a scope for; the
- * errors a segment catches are then dispatched to the job's virtual stack as it
- * was during that segment: to the innermost scope whose filter matches (which
- * keeps only its first error), else to the job as an uncaptured error. A
- * segment never spans an `await`, so other jobs' segments nest cleanly inside
- * the device's stack.
+ * *segments* (split at each push/pop the job makes), and every error raised
+ * while a segment is open is that segment's: it goes to the job's virtual stack
+ * as it was during that segment, to the innermost scope whose filter matches
+ * (which keeps only its first error), else to the job as an uncaptured error,
+ * every one of them, as on a local device.
  *
- * An error of a kind no virtual scope catches reaches the job as uncaptured,
- * every one of them, as on a local device: no real scope (which would keep only
- * the first) is pushed for it, so the shared device raises `uncapturederror`,
- * and Dawn does that synchronously, inside the call that made the error —
- * while this job's segment is the open one.
+ * No real scope is pushed for a segment. Dawn raises an error that no real
+ * scope catches as the device's `uncapturederror`, synchronously, inside the
+ * call that made it (dawn.node dispatches the event before that call returns;
+ * test/unit/executor/errorScopes.test.ts holds it to that), and a segment never
+ * spans an `await`, so the event arrives while the job's segment is the open
+ * one. A real scope pushed around the segment would catch exactly the same
+ * errors, since it too sees only those raised between its push and its pop, but
+ * its pop is a promise Dawn settles on a later poll of the instance: every
+ * segment of a job inside a scope (ONNX Runtime wraps each run in one) would
+ * keep dawn.node polling, and the job's own pop would wait a turn of the
+ * service's event loop for it. So a job's pop is answered from its virtual
+ * stack as soon as the segments before it close.
+ *
+ * What the service itself does on the device while a job's segment is open (a
+ * lane's pool allocating for the job) is the job's, as when real scopes wrapped
+ * the segment; work that is not (the iteration timer's) runs outside segments
+ * or inside a real scope of its own.
  *
  * Cost: a job may push any number of scopes (WebGPU sets no limit; the CTS
  * pushes 100,000), and every push and pop splits a segment. So the virtual stack
  * is a persistent linked list whose nodes know the innermost scope of each
  * filter at or below them: a segment keeps its stack as one pointer, and opening,
  * closing and dispatching cost O(1) in the stack's depth — never a copy of it.
- * A segment that pushed no real scope and caught nothing adds nothing to the
- * dispatch chain.
  */
 import type { GpuErrorJson, GpuErrorType } from '../protocol/commands.js';
 
@@ -37,10 +45,7 @@ interface VirtualScope {
   readonly innermost: Readonly<Record<GpuErrorType, VirtualScope | null>>;
 }
 
-const FILTERS: GpuErrorType[] = ['internal', 'out-of-memory', 'validation'];
-const NO_FILTERS: readonly GpuErrorType[] = [];
-
-/** The segment open on each shared device: the owner of an uncaptured error raised now. */
+/** The segment open on each shared device: the owner of an error raised now. */
 const openSegments = new WeakMap<GPUDevice, ErrorScopes>();
 const listened = new WeakSet<GPUDevice>();
 
@@ -62,19 +67,28 @@ function listenForUncaptured(device: GPUDevice): void {
   });
 }
 
+/**
+ * Runs `work`, the service's own GPU work (the iteration timer's), so that no job's open segment claims an
+ * error it raises: such an error is the service's, and goes the default way (dawn.node prints it).
+ */
+export function asServiceWork<T>(device: GPUDevice, work: () => T): T {
+  const owner = openSegments.get(device);
+  if (!owner) return work();
+  openSegments.delete(device);
+  try {
+    return work();
+  } finally {
+    openSegments.set(device, owner);
+  }
+}
+
 export class ErrorScopes {
   /** The top of the job's virtual stack (null when empty). */
   private top: VirtualScope | null = null;
   private depthCount = 0;
   private open = false;
-  /** The real scopes the open segment pushed, in push order. */
-  private realFilters: readonly GpuErrorType[] = NO_FILTERS;
-  /** Whether the open segment's real scopes were pushed (at its first replayed command). */
-  private realPushed = false;
-  /** Errors of the open segment that no real scope catches: our own checks' and the device's uncaptured ones, in order. */
-  private synthetic: GpuErrorJson[] = [];
-  /** Resolves after every closed segment's errors were dispatched, in order. */
-  private chain: Promise<void> = Promise.resolve();
+  /** Errors of the open segment: our own checks' and the device's, in order. */
+  private errors: GpuErrorJson[] = [];
 
   constructor(
     private readonly device: GPUDevice,
@@ -85,53 +99,27 @@ export class ErrorScopes {
     listenForUncaptured(device);
   }
 
-  /**
-   * Starts capturing the device's errors for this job. Its real scopes are pushed only when a command
-   * of the segment is about to replay (`willReplay`): a segment with no work (a pop right after a push,
-   * an iteration mark) then never waits for Dawn to hand back scopes that could have caught nothing.
-   */
+  /** Starts capturing the device's errors for this job (see the top of this file). */
   openSegment(): void {
     if (this.open) return;
-    this.realFilters = NO_FILTERS;
-    this.realPushed = false;
     openSegments.set(this.device, this);
     this.open = true;
   }
 
-  /** Call before replaying a command in the open segment: pushes its real scopes the first time. */
-  willReplay(): void {
-    if (!this.open || this.realPushed) return;
-    this.realPushed = true;
-    const top = this.top;
-    if (!top) return;
-    this.realFilters = FILTERS.filter((filter) => top.innermost[filter] !== null);
-    for (const filter of this.realFilters) this.device.pushErrorScope(filter);
-  }
-
-  /** Adds an error to the current segment: one raised by our own checks, or one the device did not capture. */
+  /** Adds an error to the current segment: one raised by our own checks, or one the device raised. */
   report(error: GpuErrorJson): void {
-    this.synthetic.push(error);
+    this.errors.push(error);
   }
 
-  /** Stops capturing; the caught errors are dispatched once Dawn hands them over. */
+  /** Stops capturing, and hands the segment's errors to the job's scopes (or to the job) now. */
   closeSegment(): void {
     if (!this.open) return;
     this.open = false;
     if (openSegments.get(this.device) === this) openSegments.delete(this.device);
-    const synthetic = this.synthetic;
-    // Nothing to hand over: no real scope was pushed and nothing was reported.
-    if (this.realFilters.length === 0 && synthetic.length === 0) return;
-    const types = [...this.realFilters].reverse();
-    const popped = types.map(() => this.device.popErrorScope());
-    this.synthetic = [];
-    const top = this.top;
-    this.chain = this.chain.then(async () => {
-      const real = await Promise.all(popped.map((p) => p.catch(() => null)));
-      for (const error of synthetic) this.dispatch(error, top);
-      real.forEach((error, i) => { if (error) this.dispatch({ type: types[i], message: error.message }, top); });
-    }).catch(() => {
-      // Delivering failed (the job is gone); later segments must still be dispatched.
-    });
+    if (this.errors.length === 0) return;
+    const errors = this.errors;
+    this.errors = [];
+    for (const error of errors) this.dispatch(error, this.top);
   }
 
   /** The job's pushErrorScope (call between segments). */
@@ -156,20 +144,15 @@ export class ErrorScopes {
   }
 
   /**
-   * The job's popErrorScope (call between segments): resolves with the scope's
-   * first error once every earlier segment is dispatched; rejects on an empty stack.
+   * The job's popErrorScope (call between segments, so every earlier segment's errors are dispatched):
+   * the scope's first error, or null; throws on an empty stack.
    */
-  pop(): Promise<GpuErrorJson | null> {
+  pop(): GpuErrorJson | null {
     const scope = this.top;
-    if (!scope) return Promise.reject(new Error('popErrorScope: the error scope stack is empty'));
+    if (!scope) throw new Error('popErrorScope: the error scope stack is empty');
     this.top = scope.below;
     this.depthCount--;
-    return this.chain.then(() => scope.error);
-  }
-
-  /** Resolves once every segment so far is dispatched. */
-  settled(): Promise<void> {
-    return this.chain;
+    return scope.error;
   }
 
   /** Hands an error of a segment to the innermost scope of its type on that segment's stack, else to the job. */

@@ -1,3 +1,5 @@
+import { asServiceWork } from './errorScopes.js';
+
 /**
  * Measures an iteration's span on the GPU's own clock with timestamp queries:
  * an empty compute pass placed before the iteration's first submitted work writes
@@ -22,6 +24,11 @@ export class IterationTimer {
   private endSubmitted = false;
   /** Between `takeEndCommands` and the `reopen` of the submit that carried them. */
   private carrying = false;
+  /** The stamps of the last reading (a fresh buffer reads zeros). */
+  private lastStart = 0n;
+  private lastEnd = 0n;
+  /** The start stamp before this iteration's: reading it again means the begin stamp was not written. */
+  private previousStart = 0n;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -44,6 +51,7 @@ export class IterationTimer {
     this.busy = true;
     this.pendingBegin = true;
     this.began = false;
+    this.previousStart = this.lastStart;
   }
 
   /** Command buffers to put before the job's own in its next submit (once per iteration). */
@@ -125,12 +133,10 @@ export class IterationTimer {
     if (this.endSubmitted) {
       this.endSubmitted = false;
       this.carrying = false;
-      return this.readBack(Promise.resolve(null));
+      return this.readBack();
     }
-    this.device.pushErrorScope('validation');
-    this.device.queue.submit([this.endCommands()]);
-    const error = this.device.popErrorScope();
-    return this.readBack(error);
+    asServiceWork(this.device, () => this.device.queue.submit([this.endCommands()]));
+    return this.readBack();
   }
 
   /** Writes the end stamp, resolves both stamps and copies them to the readback buffer. */
@@ -142,12 +148,18 @@ export class IterationTimer {
     return encoder.finish();
   }
 
-  private async readBack(error: Promise<GPUError | null>): Promise<number | null> {
+  /**
+   * Maps the stamps the end commands copied. A submit that failed left older stamps there: the end of
+   * the last reading, the start of an earlier iteration, or an end no later than the start is no reading.
+   */
+  private async readBack(): Promise<number | null> {
     try {
       await this.readback.mapAsync(GPUMapMode.READ);
       const [start, end] = new BigUint64Array(this.readback.getMappedRange());
       this.readback.unmap();
-      if ((await error) || end <= start) return null;
+      const stale = end === this.lastEnd || start === this.previousStart;
+      [this.lastStart, this.lastEnd] = [start, end];
+      if (stale || end <= start) return null;
       return Number(end - start) / 1e6;
     } catch {
       return null;

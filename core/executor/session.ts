@@ -268,7 +268,6 @@ export class Session implements ResidentSession {
           this.switchDevice(cmd.device, null);
           continue;
         case 'destroyDevice':
-          this.scopes.willReplay();
           replay(ctx, cmd);
           this.devices.forgetCurrent();
           continue;
@@ -279,16 +278,15 @@ export class Session implements ResidentSession {
           continue;
         case 'popErrorScope': {
           this.scopes.closeSegment();
-          const rid = cmd.rid;
-          this.scopes.pop().then(
-            (error) => this.host.reply(rid, error),
-            (error: Error) => this.host.replyError(rid, error.message),
-          );
+          try {
+            this.host.reply(cmd.rid, this.scopes.pop());
+          } catch (error) {
+            this.host.replyError(cmd.rid, (error as Error).message);
+          }
           this.scopes.openSegment();
           break;
         }
         default: {
-          this.scopes.willReplay();
           this.stampEndHere = index === stampEndAt;
           const error = replay(ctx, cmd);
           this.stampEndHere = false;

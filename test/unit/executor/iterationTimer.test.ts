@@ -151,4 +151,27 @@ describe('IterationTimer', () => {
     expect(await timer.end()).toBeGreaterThan(0);
     timer.destroy();
   });
+
+  it('gives no span when the submit carrying the begin stamp failed: the stamps left there are older', async () => {
+    const timer = IterationTimer.create(file.device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
+    timer.begin();
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
+    expect(await timer.end()).toBeGreaterThan(0);
+    // A dispatch without a pipeline: the whole submit fails validation, the begin stamp with it.
+    const encoder = file.device.createCommandEncoder();
+    const pass = encoder.beginComputePass();
+    pass.dispatchWorkgroups(1);
+    pass.end();
+    file.device.pushErrorScope('validation');
+    timer.begin();
+    file.device.queue.submit([...timer.takeBeginCommands(), encoder.finish()]);
+    const reading = timer.end();
+    expect(await file.device.popErrorScope()).not.toBeNull();
+    expect(await reading).toBeNull();
+    timer.begin();
+    file.device.queue.submit([...timer.takeBeginCommands(), work()]);
+    expect(await timer.end()).toBeGreaterThan(0);
+    timer.destroy();
+  });
 });
