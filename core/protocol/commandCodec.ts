@@ -30,11 +30,13 @@ const TWO_32 = 2 ** 32;
 const MAX_RECORD_WORDS = 0xffffff;
 
 type FieldList = readonly (readonly [string, FieldSpec])[];
-interface OpEntry { op: CommandOp; code: number; fields: FieldList }
+/** An op's row of the table, with its field names and specs also as two arrays (the decoder walks them by index). */
+interface OpEntry { op: CommandOp; code: number; fields: FieldList; names: readonly string[]; specs: readonly FieldSpec[] }
 
-const ENTRIES: OpEntry[] = (Object.keys(COMMANDS) as CommandOp[]).map((op) => ({
-  op, code: COMMANDS[op].code, fields: Object.entries(COMMANDS[op].fields) as unknown as FieldList,
-}));
+const ENTRIES: OpEntry[] = (Object.keys(COMMANDS) as CommandOp[]).map((op) => {
+  const fields = Object.entries(COMMANDS[op].fields) as unknown as FieldList;
+  return { op, code: COMMANDS[op].code, fields, names: fields.map(([name]) => name), specs: fields.map(([, spec]) => spec) };
+});
 const BY_OP = new Map<string, OpEntry>(ENTRIES.map((entry) => [entry.op, entry]));
 const BY_CODE: (OpEntry | undefined)[] = [];
 for (const entry of ENTRIES) BY_CODE[entry.code] = entry;
@@ -279,9 +281,10 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
     const cmd: Record<string, unknown> = { op: entry.op };
     let name = '';
     try {
-      for (const [fieldName, spec] of entry.fields) {
-        name = fieldName;
-        cmd[fieldName] = reader.field(spec);
+      const { names, specs } = entry;
+      for (let i = 0; i < names.length; i++) {
+        name = names[i];
+        cmd[name] = reader.field(specs[i]);
       }
       name = '';
       if (reader.at !== end) throw new FieldError(`${end - reader.at} words after the last field`);
