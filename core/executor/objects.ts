@@ -154,8 +154,29 @@ export interface DeviceConfig {
   limits: Readonly<Record<string, number>>;
 }
 
+/** Ids below this live in pages indexed by id (the client allocates them densely from 1); any other id in a Map. */
+const PAGED_ID_LIMIT = 2 ** 24;
+const PAGE_BITS = 8;
+const PAGE_MASK = (1 << PAGE_BITS) - 1;
+
+/** Whether `id` is a whole number in [0, PAGED_ID_LIMIT), kept in a page. */
+const paged = (id: number): boolean => (id >>> 0) === id && id < PAGED_ID_LIMIT;
+
+/** 2^PAGE_BITS consecutive ids' entries, and how many are live (a page with none goes). */
+interface Page {
+  readonly entries: (Entry | undefined)[];
+  live: number;
+}
+
 export class ObjectTable {
-  private readonly entries = new Map<number, Entry>();
+  /**
+   * Entries by id: page `id >> PAGE_BITS`, slot `id & PAGE_MASK`, so a lookup is two array loads and no hashing.
+   * The client never reuses an id, so pages whose objects were all released are dropped: memory follows the
+   * live objects, not the highest id. Other ids (only a broken client sends those) go to `others`.
+   */
+  private readonly pages: (Page | undefined)[] = [];
+  private readonly others = new Map<number, Entry>();
+  private liveCount = 0;
   /** The job's device that commands are replayed for now (its id from `configureDevice`). */
   deviceId = 1;
   /** That device's own features and limits; null until it says (then only the shared device's apply). */
@@ -168,30 +189,28 @@ export class ObjectTable {
   private readonly recorders = new Set<Entry>();
 
   get size(): number {
-    return this.entries.size;
+    return this.liveCount;
   }
 
   /** Registers a created object. Reusing a live id is a protocol violation, reported as a validation error. */
   set(id: number, entry: Entry): void {
     entry.device = this.deviceId;
-    this.forgetRecorder(id);
-    this.entries.set(id, entry);
+    this.store(id, entry);
     if (RECORDERS.has(entry.kind)) this.recorders.add(entry);
   }
 
   has(id: number): boolean {
-    return this.entries.has(id);
+    return this.peek(id) !== undefined;
   }
 
   /** Marks `id` as a failed creation of `kind`. */
   invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
-    this.forgetRecorder(id);
-    this.entries.set(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
+    this.store(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
   }
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
   get<K extends EntryKind>(id: number, kind: K): EntryOf<K> {
-    const entry = this.entries.get(id);
+    const entry = this.peek(id);
     if (!entry) throw new ReplayError(`${NAMES[kind]} id ${id} does not exist in this job (never created, or released)`);
     if (entry.kind === 'invalid') {
       throw new ReplayError(`invalid ${NAMES[entry.of]} (id ${id}) used: ${entry.message}`);
@@ -222,14 +241,9 @@ export class ObjectTable {
     return buffers;
   }
 
-  private forgetRecorder(id: number): void {
-    const old = this.entries.get(id);
-    if (old) this.recorders.delete(old);
-  }
-
   /** The encoder that a command on encoder or pass `id` records into, whether or not `id` is valid. */
   encoderOf(id: number): EncoderState | null {
-    const entry = this.entries.get(id);
+    const entry = this.peek(id);
     if (entry?.kind === 'commandEncoder') return entry;
     if (entry?.kind === 'computePass' || entry?.kind === 'renderPass') return entry.encoder;
     if (entry?.kind === 'renderBundleEncoder') return entry;
@@ -239,27 +253,62 @@ export class ObjectTable {
 
   /** Any entry of `id`, for labels and destroy. */
   peek(id: number): Entry | undefined {
-    return this.entries.get(id);
+    if (paged(id)) return this.pages[id >>> PAGE_BITS]?.entries[id & PAGE_MASK];
+    return this.others.get(id);
   }
 
   delete(id: number): void {
-    this.forgetRecorder(id);
-    this.entries.delete(id);
+    this.store(id, undefined);
   }
 
-  values(): IterableIterator<Entry> {
-    return this.entries.values();
+  /** Every live entry. */
+  *values(): IterableIterator<Entry> {
+    for (const page of this.pages) {
+      if (page) for (const entry of page.entries) if (entry) yield entry;
+    }
+    yield* this.others.values();
   }
 
   /** The ids of device `deviceId`'s objects. */
   idsOf(deviceId: number): number[] {
     const ids: number[] = [];
-    for (const [id, entry] of this.entries) if (entry.device === deviceId) ids.push(id);
+    this.pages.forEach((page, index) => {
+      page?.entries.forEach((entry, slot) => {
+        if (entry?.device === deviceId) ids.push(index * (PAGE_MASK + 1) + slot);
+      });
+    });
+    for (const [id, entry] of this.others) if (entry.device === deviceId) ids.push(id);
     return ids;
   }
 
   clear(): void {
     this.recorders.clear();
-    this.entries.clear();
+    this.pages.length = 0;
+    this.others.clear();
+    this.liveCount = 0;
+  }
+
+  /** Puts `entry` (undefined: nothing) at `id`; what was there stops being a live recorder. */
+  private store(id: number, entry: Entry | undefined): void {
+    let old: Entry | undefined;
+    if (paged(id)) {
+      const index = id >>> PAGE_BITS;
+      let page = this.pages[index];
+      if (!page) {
+        if (!entry) return;
+        page = { entries: new Array<Entry | undefined>(PAGE_MASK + 1).fill(undefined), live: 0 };
+        this.pages[index] = page;
+      }
+      old = page.entries[id & PAGE_MASK];
+      page.entries[id & PAGE_MASK] = entry;
+      page.live += (entry ? 1 : 0) - (old ? 1 : 0);
+      if (page.live === 0) this.pages[index] = undefined;
+    } else {
+      old = this.others.get(id);
+      if (entry) this.others.set(id, entry);
+      else this.others.delete(id);
+    }
+    this.liveCount += (entry ? 1 : 0) - (old ? 1 : 0);
+    if (old) this.recorders.delete(old);
   }
 }

@@ -9,7 +9,7 @@
  * the table's order, so a command's replay is found by its name; families with
  * state of their own live beside it (textures.ts, render.ts, objects.ts).
  */
-import { DATA_CHUNK_BYTES, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
+import { DATA_CHUNK_BYTES, REQUEST_OPS, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import { pollDawnSoon } from './dawnPolling.js';
@@ -104,9 +104,31 @@ function jobLimit(ctx: ReplayContext, key: string): number {
   return ctx.table.device?.limits[key] ?? Infinity;
 }
 
+/**
+ * Each limit pair made so far, by what the job's limits come from (its device's config; the shared device when
+ * it declared none). Neither changes once made, so each pair is read once and shared: the checks run per binding.
+ */
+const limitPairs = new WeakMap<object, LimitPair>();
+
 /** The job's limit and the shared device's, for the checks of jobLimits.ts. */
 function limitPair(ctx: ReplayContext): LimitPair {
-  return (key) => ({ job: jobLimit(ctx, key), device: (ctx.device.limits as unknown as Record<string, number>)[key] ?? Infinity });
+  const owner = ctx.table.device ?? ctx.device;
+  let pair = limitPairs.get(owner);
+  if (!pair) {
+    const known = new Map<string, { job: number; device: number }>();
+    const { device } = ctx;
+    const jobLimits = ctx.table.device?.limits;
+    pair = (key) => {
+      let limits = known.get(key);
+      if (!limits) {
+        limits = { job: jobLimits?.[key] ?? Infinity, device: (device.limits as unknown as Record<string, number>)[key] ?? Infinity };
+        known.set(key, limits);
+      }
+      return limits;
+    };
+    limitPairs.set(owner, pair);
+  }
+  return pair;
 }
 
 const handlers: { [K in CommandOp]?: Handler<K> } = {
@@ -549,12 +571,13 @@ interface OpInfo {
   readonly handler: Handler<CommandOp>;
   readonly creates: EntryKind | undefined;
   readonly encoderField: 'encoder' | 'pass' | 'target' | undefined;
+  /** Whether its commands carry a request id (the others' `rid` is not even read: most commands have none). */
+  readonly awaits: boolean;
 }
 
-const OP_INFO: Readonly<Record<string, OpInfo | undefined>> = Object.assign(Object.create(null) as Record<string, OpInfo>,
-  Object.fromEntries((Object.keys(handlers) as CommandOp[]).map((op) => [op, {
-    handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op],
-  }])));
+const OP_INFO: ReadonlyMap<string, OpInfo> = new Map((Object.keys(handlers) as CommandOp[]).map((op) => [op, {
+  handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op], awaits: REQUEST_OPS.has(op),
+}]));
 
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */
 export function createdKind(op: string): EntryKind | undefined {
@@ -566,10 +589,10 @@ export function createdKind(op: string): EntryKind | undefined {
  * (Dawn's own errors are caught by the segment's real error scopes).
  */
 export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
-  const info = OP_INFO[cmd.op];
+  const info = OP_INFO.get(cmd.op);
   if (!info) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
   // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
-  const rid = (cmd as { rid?: number }).rid;
+  const rid = info.awaits ? (cmd as { rid?: number }).rid : undefined;
   const kind = info.creates;
   if (kind) {
     // The client picks ids; a live one (valid or invalid) is never overwritten, or its object and memory would be orphaned.

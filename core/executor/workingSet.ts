@@ -86,20 +86,29 @@ interface GroupAccesses {
   accesses: Access[];
 }
 
+/** `id`'s buffer when it is one and not destroyed. */
+function liveBuffer(table: ObjectTable, id: number): BufferEntry | null {
+  const entry = table.peek(id);
+  return entry?.kind === 'buffer' && !entry.destroyed ? entry : null;
+}
+
 const realBytes = (buffer: BufferEntry): number => buffer.lease?.realSizeBytes ?? 0;
 const aligned = (...values: number[]): boolean => values.every((v) => v % 4 === 0);
 
-/** Adds [start, end) to sorted disjoint ranges. */
+/** Adds [start, end) to sorted disjoint ranges, in place (no array made when a range already covers it). */
 function addRange(ranges: Array<[number, number]>, start: number, end: number): void {
   if (end <= start) return;
-  const kept: Array<[number, number]> = [];
-  for (const [s, e] of ranges) {
-    if (e < start || s > end) kept.push([s, e]);
-    else [start, end] = [Math.min(s, start), Math.max(e, end)];
+  // The first range that ends at or after `start`: ranges before it stay; from it on, those starting by `end` merge.
+  let first = 0;
+  while (first < ranges.length && ranges[first][1] < start) first++;
+  let past = first;
+  while (past < ranges.length && ranges[past][0] <= end) past++;
+  if (past === first + 1 && ranges[first][0] <= start && end <= ranges[first][1]) return;
+  if (past > first) {
+    start = Math.min(start, ranges[first][0]);
+    end = Math.max(end, ranges[past - 1][1]);
   }
-  kept.push([start, end]);
-  kept.sort((a, b) => a[0] - b[0]);
-  ranges.splice(0, ranges.length, ...kept);
+  ranges.splice(first, past - first, [start, end]);
 }
 
 const covers = (ranges: Array<[number, number]>, start: number, end: number): boolean =>
@@ -190,13 +199,9 @@ export class WorkingSetTracker {
   }
 
   private observeOther(cmd: Command, table: ObjectTable, ok: boolean): void {
-    const buffer = (id: number): BufferEntry | null => {
-      const entry = table.peek(id);
-      return entry?.kind === 'buffer' && !entry.destroyed ? entry : null;
-    };
     switch (cmd.op) {
       case 'createBuffer': {
-        const entry = ok ? buffer(cmd.id) : null;
+        const entry = ok ? liveBuffer(table, cmd.id) : null;
         if (entry && this.open) this.created.add(entry);
         return;
       }
@@ -210,7 +215,7 @@ export class WorkingSetTracker {
         if (!ok) return;
         const bound: BoundBuffer[] = [];
         for (const e of cmd.entries) {
-          const entry = e.buffer === undefined ? null : buffer(e.buffer);
+          const entry = e.buffer === undefined ? null : liveBuffer(table, e.buffer);
           if (entry) bound.push({ binding: e.binding, buffer: entry, offset: e.offset ?? 0, size: e.size });
         }
         this.bindGroups.set(cmd.id, bound);
@@ -220,11 +225,11 @@ export class WorkingSetTracker {
         this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
         return;
       case 'dispatchIndirect':
-        this.recordDispatch(cmd, buffer);
+        this.recordDispatch(cmd, table);
         return;
       case 'copyBufferToBuffer': {
-        const src = buffer(cmd.src);
-        const dst = buffer(cmd.dst);
+        const src = liveBuffer(table, cmd.src);
+        const dst = liveBuffer(table, cmd.dst);
         if (!src || !dst) return;
         const valid = (src.usage & COPY_SRC) !== 0 && (dst.usage & COPY_DST) !== 0 && src !== dst && aligned(cmd.srcOffset, cmd.dstOffset, cmd.size);
         this.record(cmd.encoder, { buffer: src, kind: 'read', start: cmd.srcOffset, end: cmd.srcOffset + cmd.size });
@@ -232,7 +237,7 @@ export class WorkingSetTracker {
         return;
       }
       case 'clearBuffer': {
-        const target = buffer(cmd.buffer);
+        const target = liveBuffer(table, cmd.buffer);
         if (!target) return;
         const offset = cmd.offset ?? 0;
         const size = cmd.size ?? Math.max(0, target.sizeBytes - offset);
@@ -241,20 +246,20 @@ export class WorkingSetTracker {
         return;
       }
       case 'resolveQuerySet': {
-        const dst = buffer(cmd.dst);
+        const dst = liveBuffer(table, cmd.dst);
         if (!dst) return;
         const valid = (dst.usage & QUERY_RESOLVE) !== 0 && cmd.dstOffset % 256 === 0;
         this.record(cmd.encoder, { buffer: dst, kind: valid ? 'write' : 'touch', start: cmd.dstOffset, end: cmd.dstOffset + cmd.count * 8 });
         return;
       }
       case 'copyBufferToTexture': {
-        const src = buffer(cmd.source.buffer);
+        const src = liveBuffer(table, cmd.source.buffer);
         if (src) this.record(cmd.encoder, { buffer: src, kind: 'read', start: cmd.source.offset, end: src.sizeBytes });
         return;
       }
       case 'copyTextureToBuffer': {
         // Its rows need not cover the range: written without proof of what.
-        const dst = buffer(cmd.destination.buffer);
+        const dst = liveBuffer(table, cmd.destination.buffer);
         if (dst) this.record(cmd.encoder, { buffer: dst, kind: 'touch', start: cmd.destination.offset, end: dst.sizeBytes });
         return;
       }
@@ -265,7 +270,7 @@ export class WorkingSetTracker {
         this.renderPasses.delete(cmd.pass);
         return;
       case 'setVertexBuffer': case 'setIndexBuffer': case 'drawIndirect': {
-        const target = cmd.buffer === null ? null : buffer(cmd.buffer);
+        const target = cmd.buffer === null ? null : liveBuffer(table, cmd.buffer);
         if (target) this.recordRender(cmd.pass, [{ buffer: target, kind: 'read', start: 0, end: target.sizeBytes }]);
         return;
       }
@@ -289,7 +294,7 @@ export class WorkingSetTracker {
         }
         return;
       case 'writeBuffer': {
-        const target = buffer(cmd.id);
+        const target = liveBuffer(table, cmd.id);
         if (!target || !ok) return;
         const length = Array.isArray(cmd.data) ? cmd.data[1] : cmd.data.length;
         const valid = (target.usage & COPY_DST) !== 0 && aligned(cmd.offset, length) && target.obj.mapState === 'unmapped';
@@ -297,18 +302,18 @@ export class WorkingSetTracker {
         return;
       }
       case 'mapAsync': {
-        const target = buffer(cmd.id);
+        const target = liveBuffer(table, cmd.id);
         // Mapping for writing shows the old contents too: both modes read.
         if (target && ok) this.apply({ buffer: target, kind: 'read', start: cmd.offset, end: cmd.offset + (cmd.size ?? Math.max(0, target.sizeBytes - cmd.offset)) });
         return;
       }
       case 'readMapped': {
-        const target = buffer(cmd.id);
+        const target = liveBuffer(table, cmd.id);
         if (target && ok) this.apply({ buffer: target, kind: 'read', start: cmd.offset, end: cmd.offset + cmd.size });
         return;
       }
       case 'writeMapped': {
-        const target = buffer(cmd.id);
+        const target = liveBuffer(table, cmd.id);
         if (!target || !ok) return;
         const length = Array.isArray(cmd.data) ? cmd.data[1] : cmd.data.length;
         // Lands at unmap, but only in a buffer that is mapped now and not for reading.
@@ -321,7 +326,7 @@ export class WorkingSetTracker {
         return;
       case 'discard': {
         // Its contents died: from here it is as good as a buffer created in the window (it comes back zeroed).
-        const entry = ok ? buffer(cmd.id) : null;
+        const entry = ok ? liveBuffer(table, cmd.id) : null;
         if (entry?.discarded && this.open && !this.uses.has(entry)) this.created.add(entry);
         return;
       }
@@ -349,12 +354,12 @@ export class WorkingSetTracker {
     return this.analyses.get(moduleId)!;
   }
 
-  /** `buffer` looks up a dispatchIndirect's buffer (null for a direct dispatch). */
-  private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, buffer: ((id: number) => BufferEntry | null) | null): void {
+  /** `table` looks up a dispatchIndirect's buffer (null for a direct dispatch). */
+  private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, table: ObjectTable | null): void {
     const pass = this.passes.get(cmd.pass);
     if (!pass) return;
-    if (cmd.op === 'dispatchIndirect' && buffer) {
-      const indirect = buffer(cmd.buffer);
+    if (cmd.op === 'dispatchIndirect' && table) {
+      const indirect = liveBuffer(table, cmd.buffer);
       if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
     }
     if (pass.recordedAt === this.generation) return;

@@ -433,10 +433,13 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
     shortfallBytes(jobId, bytes, kind) {
       const job = jobs.get(jobId);
       if (!job || bytes <= 0) return 0;
+      // The common case, asked before every batch that allocates: unreserved room alone covers it (the rest only adds).
+      const unreserved = Math.max(0, unreservedBytes(jobId));
+      if (bytes <= unreserved) return 0;
       const slackBytes = laneViews()
         .filter((view) => kind === 'persistent' || view.id !== job.laneId)
         .reduce((sum, view) => sum + Math.max(0, view.sizeBytes - view.minSizeBytes), 0);
-      const availableBytes = Math.max(0, unreservedBytes(jobId)) + slackBytes;
+      const availableBytes = unreserved + slackBytes;
       const ownBytes =
         kind === 'ephemeral'
           ? lanes.sizeBytes(job.laneId) - lanes.lentBytes(job.laneId) // idle pooled buffers can be evicted

@@ -30,11 +30,13 @@ const TWO_32 = 2 ** 32;
 const MAX_RECORD_WORDS = 0xffffff;
 
 type FieldList = readonly (readonly [string, FieldSpec])[];
-interface OpEntry { op: CommandOp; code: number; fields: FieldList }
+/** An op's row of the table, with its field names and specs also as two arrays (the decoder walks them by index). */
+interface OpEntry { op: CommandOp; code: number; fields: FieldList; names: readonly string[]; specs: readonly FieldSpec[]; build?: Builder }
 
-const ENTRIES: OpEntry[] = (Object.keys(COMMANDS) as CommandOp[]).map((op) => ({
-  op, code: COMMANDS[op].code, fields: Object.entries(COMMANDS[op].fields) as unknown as FieldList,
-}));
+const ENTRIES: OpEntry[] = (Object.keys(COMMANDS) as CommandOp[]).map((op) => {
+  const fields = Object.entries(COMMANDS[op].fields) as unknown as FieldList;
+  return { op, code: COMMANDS[op].code, fields, names: fields.map(([name]) => name), specs: fields.map(([, spec]) => spec) };
+});
 const BY_OP = new Map<string, OpEntry>(ENTRIES.map((entry) => [entry.op, entry]));
 const BY_CODE: (OpEntry | undefined)[] = [];
 for (const entry of ENTRIES) BY_CODE[entry.code] = entry;
@@ -276,20 +278,18 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
       reader.at = end;
       continue;
     }
-    const cmd: Record<string, unknown> = { op: entry.op };
-    let name = '';
+    const progress = reader.progress;
+    progress.name = '';
+    progress.id = undefined;
+    progress.rid = undefined;
     try {
-      for (const [fieldName, spec] of entry.fields) {
-        name = fieldName;
-        cmd[fieldName] = reader.field(spec);
-      }
-      name = '';
+      const cmd = (entry.build ??= makeBuilder(entry))(reader, entry.specs, progress);
+      progress.name = '';
       if (reader.at !== end) throw new FieldError(`${end - reader.at} words after the last field`);
-      batch.cmds.push(cmd as Command);
+      batch.cmds.push(cmd);
     } catch (error) {
       if (!(error instanceof FieldError)) throw error;
-      const id = cmd.id;
-      const rid = cmd.rid;
+      const { name, id, rid } = progress;
       batch.malformed.push({
         message: `malformed command #${index} (${entry.op}): ${name ? `${name}: ` : ''}${error.message}`,
         op: entry.op,
@@ -302,10 +302,40 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
   return batch;
 }
 
+/**
+ * Where decoding one record got to: the field being read (for the message when it is wrong), and the record's
+ * `id` and `rid` once read (a malformed creating or awaiting command still names them). One per batch, reused.
+ */
+interface Progress {
+  name: string;
+  id: unknown;
+  rid: unknown;
+}
+
+/** Makes one op's command from its record: every field read through Reader.field, in table order. */
+type Builder = (reader: Reader, specs: readonly FieldSpec[], progress: Progress) => Command;
+
+/**
+ * The builder of `entry`'s op, made from its table row: straight-line code that reads each field and returns one
+ * object literal `{ op, ...fields }` (fields in table order, absent optional ones as undefined, as before). So each
+ * op's commands share one hidden class with their fields in the object, made in one allocation, and no field is
+ * stored by a computed name. Made at an op's first decode (only the service decodes), from the table's own names.
+ */
+function makeBuilder(entry: OpEntry): Builder {
+  const reads = entry.names.map((name, i) => {
+    const note = name === 'id' || name === 'rid' ? ` progress.${name} = v${i};` : '';
+    return `progress.name = ${JSON.stringify(name)}; const v${i} = reader.field(specs[${i}]);${note}`;
+  });
+  const fields = entry.names.map((name, i) => `${JSON.stringify(name)}: v${i}`);
+  // Generated from commandTable.ts's names (never from a peer's bytes), as dawn_wire's code is from dawn.json.
+  return new Function('reader', 'specs', 'progress', `${reads.join('\n')}\nreturn { op: ${JSON.stringify(entry.op)}${fields.map((f) => `, ${f}`).join('')} };`) as Builder;
+}
+
 /** Reads fields from one record, checking each against the record's end. */
 class Reader {
   at = 0;
   end = 0;
+  readonly progress: Progress = { name: '', id: undefined, rid: undefined };
 
   constructor(readonly words: Uint32Array, private readonly bytes: Uint8Array) {}
 

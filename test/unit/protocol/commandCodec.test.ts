@@ -84,6 +84,14 @@ describe('the command stream', () => {
     }), { numRuns: 400 });
   });
 
+  it("makes each op's commands with op first, then every field of its row in table order (absent ones undefined)", () => {
+    fc.assert(fc.property(fc.array(commandArbitrary, { minLength: 1, maxLength: 30 }), (cmds) => {
+      for (const cmd of decodeCommands(encodeCommands(cmds)).cmds) {
+        expect(Object.keys(cmd)).toEqual(['op', ...Object.keys(COMMANDS[cmd.op].fields)]);
+      }
+    }), { numRuns: 100 });
+  });
+
   it('has one opcode per op, each fitting the header byte', () => {
     const codes = OPS.map((op) => COMMANDS[op].code);
     expect(new Set(codes).size).toBe(codes.length);
