@@ -14,8 +14,11 @@
  *   a neighbour's load makes submits several times slower at random, on
  *   either side (the median swings with it). Target ≤ 1.1×.
  * - W3 an idle awaited call (`onSubmittedWorkDone`, nothing submitted) against
- *   a raw Node↔Node Unix-socket ping-pong (bench/jobs/socket-ping.js), medians.
- *   Target: the service adds ≤ 15 µs.
+ *   a raw Node↔Node Unix-socket ping-pong (bench/jobs/socket-ping.js), medians
+ *   over each process's warm calls (after its first `coldPings`: a job awaits
+ *   thousands of times, and its first calls run code V8 has not compiled yet).
+ *   Target: the service adds ≤ 15 µs. W3.cold: the same over each process's
+ *   first `coldPings` calls (the 10th on), all three sides alike, measured.
  * - W4 a `uploadMib` MiB writeBuffer (upload.js) in fresh jobs, every repetition
  *   counted, the first of each job also alone (W4.first). Target ≥ 0.4× local.
  *   W4.read: the same buffer read back whole (copy, mapAsync, getMappedRange),
@@ -46,8 +49,12 @@ import { mibPerSecond, uploadTimes } from './uploadThroughput.js';
 export interface WireOptions {
   /** Rounds of W1–W3: one service job, one local job, one raw ping-pong each. */
   rounds: number;
-  /** Awaited empty calls (and raw round trips) per process; the first 10 left out. */
+  /**
+   * Awaited empty calls (and raw round trips) per process. The first `coldPings` of each process are its cold
+   * calls (W3.cold: the 10th to the last of them), the rest its warm ones (W3).
+   */
   pings: number;
+  coldPings: number;
   /** Small dispatches per submit (W2), and submits per process (the first left out). */
   dispatches: number;
   submits: number;
@@ -66,13 +73,13 @@ export interface WireOptions {
 }
 
 export const WIRE_DEFAULTS: WireOptions = {
-  rounds: 4, pings: 300, dispatches: 500, submits: 21, cheapBatches: 150, warmupBatches: 50,
+  rounds: 4, pings: 2000, coldPings: 100, dispatches: 500, submits: 21, cheapBatches: 150, warmupBatches: 50,
   uploadMib: 256, uploadRounds: 3, uploadRepeats: 3, uploadReadbacks: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 4,
 };
 
 /** Under a minute on 2 busy cores. */
 export const WIRE_QUICK: WireOptions = {
-  rounds: 2, pings: 100, dispatches: 500, submits: 9, cheapBatches: 30, warmupBatches: 20,
+  rounds: 2, pings: 1000, coldPings: 100, dispatches: 500, submits: 9, cheapBatches: 30, warmupBatches: 20,
   uploadMib: 256, uploadRounds: 1, uploadRepeats: 2, uploadReadbacks: 2, ceilingJobs: [1, 2, 4, 8], ceilingSeconds: 1.5,
 };
 
@@ -104,7 +111,9 @@ function cheapOf(run: SalusRun): CheapEvent {
 
 /** One side's W1–W3 samples over all its processes. */
 interface SideSamples {
+  /** Round trips after each process's first `coldPings` (W3), and its cold ones before (W3.cold). */
   pingMs: number[];
+  coldPingMs: number[];
   dispatchMs: number[];
   /** Per process: CPU µs per cheap command (job + service through it), and the parts. */
   cpuUsPerCommand: number[];
@@ -114,11 +123,22 @@ interface SideSamples {
   commandsPerSecond: number[];
 }
 
-const emptySide = (): SideSamples => ({ pingMs: [], dispatchMs: [], cpuUsPerCommand: [], jobCpuUsPerCommand: [], serviceCpuUsPerCommand: [], commandsPerSecond: [] });
+const emptySide = (): SideSamples => ({ pingMs: [], coldPingMs: [], dispatchMs: [], cpuUsPerCommand: [], jobCpuUsPerCommand: [], serviceCpuUsPerCommand: [], commandsPerSecond: [] });
 
-function addCallPath(side: SideSamples, run: SalusRun): void {
+/**
+ * Splits one process's round trips (its first 10 already left out by pingSamples) at `coldPings`: the cold
+ * calls before, the warm ones after.
+ */
+function splitPings(pingMs: readonly number[], coldPings: number): { cold: number[]; warm: number[] } {
+  const at = Math.max(0, coldPings - 10);
+  return { cold: pingMs.slice(0, at), warm: pingMs.slice(at) };
+}
+
+function addCallPath(side: SideSamples, coldPings: number, run: SalusRun): void {
   const { pingMs, dispatchMs } = callPathSamples(run);
-  side.pingMs.push(...pingMs);
+  const { cold, warm } = splitPings(pingMs, coldPings);
+  side.pingMs.push(...warm);
+  side.coldPingMs.push(...cold);
   side.dispatchMs.push(...dispatchMs);
   const cheap = cheapOf(run);
   const serviceMs = cheap.serviceCpuMs ?? 0;
@@ -155,20 +175,22 @@ async function measureCallPath(service: BenchService, options: WireOptions) {
     '--cheap-batches', String(options.cheapBatches)];
   const salus = emptySide();
   const local = emptySide();
-  const rawPingMs: number[] = [];
+  const raw = { pingMs: [] as number[], coldPingMs: [] as number[] };
   for (let k = 0; k < options.rounds; k++) {
     const sides = ['salus', 'local', 'raw'] as const;
     for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
       if (side === 'salus') {
-        addCallPath(salus, expectSuccess(await service.run('call-path.js', [...args, '--service-pid', String(service.pid)], ['--name', `wire-${k}`]).done, 'call-path via salus'));
+        addCallPath(salus, options.coldPings, expectSuccess(await service.run('call-path.js', [...args, '--service-pid', String(service.pid)], ['--name', `wire-${k}`]).done, 'call-path via salus'));
       } else if (side === 'local') {
-        addCallPath(local, expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
+        addCallPath(local, options.coldPings, expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
       } else {
-        rawPingMs.push(...await rawRoundTrips(options.pings));
+        const { cold, warm } = splitPings(await rawRoundTrips(options.pings), options.coldPings);
+        raw.pingMs.push(...warm);
+        raw.coldPingMs.push(...cold);
       }
     }
   }
-  return { salus, local, rawPingMs };
+  return { salus, local, raw };
 }
 
 /** W4: fresh upload jobs, alternating; every repetition's ms, each job's first, and every whole readback's. */
@@ -233,6 +255,12 @@ const W2_QUANTILE = 0.25;
 const CEILING_POLICY = 'PACK';
 
 const median = (values: readonly number[]) => quantile(values, 0.5);
+/** Round-trip summaries in µs for the result's data. */
+const roundTrips = (salusMs: readonly number[], rawMs: readonly number[], localMs: readonly number[], addedUs: number) => ({
+  salus: rounded(summarize(salusMs.map((v) => v * 1000))), raw: rounded(summarize(rawMs.map((v) => v * 1000))),
+  local: rounded(summarize(localMs.map((v) => v * 1000))), addedUs: round(addedUs, 1),
+});
+
 const times = (value: number) => `${value.toFixed(2)}x`;
 const us = (value: number) => `${value.toFixed(value >= 100 ? 0 : 1)} µs`;
 
@@ -243,7 +271,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const warmup = expectSuccess(await service.run('call-path.js', ['--pings', '50', '--dispatches', '100', '--submits', '2',
       '--cheap-batches', String(options.warmupBatches), '--service-pid', String(service.pid)], ['--name', 'wire-warmup']).done, 'wire warm-up via salus');
     const warm = cheapOf(warmup);
-    const { salus, local, rawPingMs } = await measureCallPath(service, options);
+    const { salus, local, raw } = await measureCallPath(service, options);
     const upload = await measureUpload(service, options);
     // PACK gives each job a lane of its own, so all N send at once (under FIFO the oldest job
     // holds the one lane while it has work, and the others wait for it to end).
@@ -254,8 +282,10 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const cpu = { salus: median(salus.cpuUsPerCommand), local: median(local.cpuUsPerCommand) };
     const cpuParts = { job: median(salus.jobCpuUsPerCommand), service: median(salus.serviceCpuUsPerCommand) };
     const dispatchUs = { salus: quantile(salus.dispatchMs, W2_QUANTILE) * 1000, local: quantile(local.dispatchMs, W2_QUANTILE) * 1000 };
-    const rttUs = { salus: median(salus.pingMs) * 1000, raw: median(rawPingMs) * 1000, local: median(local.pingMs) * 1000 };
+    const rttUs = { salus: median(salus.pingMs) * 1000, raw: median(raw.pingMs) * 1000, local: median(local.pingMs) * 1000 };
     const addedUs = rttUs.salus - rttUs.raw;
+    const coldRttUs = { salus: median(salus.coldPingMs) * 1000, raw: median(raw.coldPingMs) * 1000, local: median(local.coldPingMs) * 1000 };
+    const coldAddedUs = coldRttUs.salus - coldRttUs.raw;
     const bytes = options.uploadMib * 1024 * 1024;
     const rate = (ms: readonly number[]) => mibPerSecond(bytes, median(ms));
     const uploadRate = {
@@ -279,7 +309,12 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         id: 'W3', unit: 'µs', ours: round(rttUs.salus, 1), baseline: round(rttUs.raw, 1), ratio: round(rttUs.raw / rttUs.salus),
         // raw / service ≥ raw / (raw + 15 µs) exactly when the service adds at most 15 µs.
         target: round(rttUs.raw / (rttUs.raw + TARGETS.idleCallAddedUs.atMost)), paper: TARGETS.idleCallAddedUs.paper,
-        what: `idle awaited call (onSubmittedWorkDone, nothing submitted) vs a raw Node↔Node Unix-socket round trip (median), raw / service; the service adds ${addedUs.toFixed(1)} µs (a local device's call: ${rttUs.local.toFixed(1)} µs)`,
+        what: `idle awaited call (onSubmittedWorkDone, nothing submitted), warm (after each process's first ${options.coldPings}), vs a raw Node↔Node Unix-socket round trip (median), raw / service; the service adds ${addedUs.toFixed(1)} µs (a local device's call: ${rttUs.local.toFixed(1)} µs)`,
+      },
+      {
+        id: 'W3.cold', unit: 'µs', ours: round(coldRttUs.salus, 1), baseline: round(coldRttUs.raw, 1), ratio: round(coldRttUs.raw / coldRttUs.salus),
+        paper: TARGETS.idleCallAddedUs.paper,
+        what: `the same, over each fresh process's calls 10 to ${options.coldPings} (code not yet compiled, on every side), raw / service; the service adds ${coldAddedUs.toFixed(1)} µs (a local device's call: ${coldRttUs.local.toFixed(1)} µs)`,
       },
       {
         id: 'W4', unit: 'MiB/s', ours: round(uploadRate.salus, 1), baseline: round(uploadRate.local, 1), ratio: round(uploadRate.salus / uploadRate.local),
@@ -316,6 +351,10 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         metric: 'W3 idle awaited call vs raw socket round trip', salus: us(rttUs.salus), reference: us(rttUs.raw),
         ratio: `+${addedUs.toFixed(1)} µs`, goal: `≤+${TARGETS.idleCallAddedUs.atMost} µs`, met: addedUs <= TARGETS.idleCallAddedUs.atMost,
       },
+      {
+        metric: `W3.cold the same, calls 10-${options.coldPings} of a fresh process`, salus: us(coldRttUs.salus), reference: us(coldRttUs.raw),
+        ratio: `+${coldAddedUs.toFixed(1)} µs`, goal: '', met: null,
+      },
       ...([
         ['W4', 'writeBuffer, every repetition', uploadRate.salus, uploadRate.local],
         ['W4.first', 'writeBuffer, first per job', uploadRate.salusFirst, uploadRate.localFirst],
@@ -335,7 +374,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
       name: 'wire',
       method: `One warmed salus serve (an untimed job of ${options.warmupBatches} cheap batches first). W1-W3: ${options.rounds} rounds of a call-path job through the service, one local, one raw Node-Node socket ping-pong, ABBA; `
         + `cheap batches = 10 passes x 100 (setPipeline, setBindGroup, dispatchWorkgroups(0)), ${options.cheapBatches} timed per process, CPU = process.cpuUsage of the job + /proc utime+stime of salus serve read by the job around them; `
-        + `${options.pings} awaited empty calls per process (first 10 left out); ${options.submits} submits of ${options.dispatches} dispatchWorkgroups(1) (first left out), W2 at their lower quartile. `
+        + `${options.pings} awaited empty calls per process (W3 after the first ${options.coldPings}, W3.cold the 10th to the ${options.coldPings}th); ${options.submits} submits of ${options.dispatches} dispatchWorkgroups(1) (first left out), W2 at their lower quartile. `
         + `W4: ${options.uploadRounds} fresh upload jobs per side, ${options.uploadRepeats} x ${options.uploadMib} MiB each, all counted, then ${options.uploadReadbacks} whole readbacks each (W4.read). `
         + `W5: under ${CEILING_POLICY} (a lane per job), N call-path jobs started together (start file), sending cheap batches for ${options.ceilingSeconds} s; commands completed while all N were timing / that window. Medians elsewhere.`,
       rows,
@@ -347,7 +386,8 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         cpuUsPerCommand: { salus: rounded(summarize(salus.cpuUsPerCommand)), local: rounded(summarize(local.cpuUsPerCommand)), salusJob: rounded(summarize(salus.jobCpuUsPerCommand)), salusService: rounded(summarize(salus.serviceCpuUsPerCommand)) },
         commandsPerSecond: { salus: rounded(summarize(salus.commandsPerSecond)), local: rounded(summarize(local.commandsPerSecond)) },
         dispatchUs: { salus: rounded(summarize(salus.dispatchMs.map((v) => v * 1000))), local: rounded(summarize(local.dispatchMs.map((v) => v * 1000))) },
-        roundTripUs: { salus: rounded(summarize(salus.pingMs.map((v) => v * 1000))), raw: rounded(summarize(rawPingMs.map((v) => v * 1000))), local: rounded(summarize(local.pingMs.map((v) => v * 1000))), addedUs: round(addedUs, 1) },
+        roundTripUs: roundTrips(salus.pingMs, raw.pingMs, local.pingMs, addedUs),
+        coldRoundTripUs: roundTrips(salus.coldPingMs, raw.coldPingMs, local.coldPingMs, coldAddedUs),
         uploadMs: Object.fromEntries((['salus', 'local'] as const).flatMap((side) => [
           [side, upload[side].ms.map((v) => round(v, 1))], [`${side}First`, upload[side].firstMs.map((v) => round(v, 1))], [`${side}Read`, upload[side].readMs.map((v) => round(v, 1))],
         ])),
