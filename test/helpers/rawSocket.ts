@@ -1,5 +1,7 @@
 /** Talking to the service on a bare socket, the way a broken or hostile job would. */
+import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { encodeFrame, FrameDecoder } from '../../core/protocol/frames.js';
 import { encodeCommands } from '../../core/protocol/commandCodec.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
@@ -45,6 +47,19 @@ export async function until<T>(check: () => T | undefined | null | false | Promi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * A raw job connection that has its scratch ring: hello, welcome, then the ring's link in the bulk folder (the
+ * service makes its first ring in the background at start, so the job gets it once it is ready).
+ */
+export async function rawJobWithRing(path: string, name: string): Promise<{ socket: Socket; frames: any[]; welcome: any; link: string }> {
+  const { socket, frames } = await rawSocket(path);
+  sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name });
+  const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
+  const link = join(welcome.bulkDir, `${welcome.jobId}-s`);
+  await until(() => existsSync(link), "the ring's link", 20_000);
+  return { socket, frames, welcome, link };
 }
 
 /** Resolves once a control call on a fresh connection to `path` is answered (the service still serves); fails after `timeoutMs`. */

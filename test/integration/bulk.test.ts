@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { lastJson, startService, ROOT, type TestService } from '../helpers/service.js';
 import { FrameDecoder } from '../../core/protocol/frames.js';
-import { rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { rawJobWithRing, rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
 import { execFileSync } from 'node:child_process';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 
@@ -99,12 +99,7 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('the bulk
 
   it("reads a job's ring only within it, not through the link the job can replace, and keeps serving others", async () => {
     service = await startService(['--memory', '1GiB']);
-    const { socket, frames } = await rawSocket(service.socketPath);
-    sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'ring' });
-    const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
-    const link = join(welcome.bulkDir, `${welcome.jobId}-s`);
-    // The service's first ring is made in the background at start: the job gets it once it is ready.
-    await until(() => existsSync(link), 'the ring\'s link', 20_000);
+    const { socket, frames, link } = await rawJobWithRing(service.socketPath, 'ring');
     expect(readlinkSync(link)).toBe(`/proc/${service.process.pid}/fd/${readlinkSync(link).split('/').pop()}`);
     unlinkSync(link);
     execFileSync('mkfifo', [link]);

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { lastJson, ROOT, startService, type TestService } from '../helpers/service.js';
-import { controlAnswers, rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
+import { controlAnswers, rawJobWithRing, rawSocket, sendFrame, until } from '../helpers/rawSocket.js';
 import { PROTOCOL_VERSION } from '../../core/protocol/messages.js';
 import { SCRATCH_MAX_BYTES } from '../../core/platform/bulkDir.js';
 
@@ -59,11 +59,7 @@ describe.runIf(process.platform === 'linux' && existsSync('/dev/shm'))('readback
 
   it("writes only within the job's own ring, at the offsets it named, and says why it will not", async () => {
     service = await startService(['--memory', '1GiB']);
-    const { socket, frames } = await rawSocket(service.socketPath);
-    sendFrame(socket, { t: 'hello', protocol: PROTOCOL_VERSION, role: 'job', name: 'hostile' });
-    const welcome = await until(() => frames.find((f) => f.t === 'welcome'));
-    const link = join(welcome.bulkDir, `${welcome.jobId}-s`);
-    await until(() => existsSync(link), "the ring's link", 20_000);
+    const { socket, frames, link } = await rawJobWithRing(service.socketPath, 'hostile');
     sendFrame(socket, { t: 'requestDevice', rid: 1 });
     await until(() => frames.find((f) => f.rid === 1));
     const pattern = new Uint8Array(64).map((_, i) => 200 - i);
