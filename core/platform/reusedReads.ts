@@ -11,7 +11,7 @@
  * whoever holds it; if not, the same buffer is read into again.
  */
 
-import type { OnReadOpts } from 'node:net';
+import { Socket, type OnReadOpts, type Server } from 'node:net';
 
 /** Bytes one read may bring (as many as a `'data'` listener's reads). */
 export const READ_BUFFER_BYTES = 64 * 1024;
@@ -56,4 +56,36 @@ export class ReusedReads {
     }
     return this.buffer;
   }
+}
+
+/** What net keeps of a socket's connection and server out of its public API (Node 18–22's lib/net.js). */
+interface SocketInternals {
+  _handle: object | null;
+  _server: Server | null;
+  server: Server | null;
+}
+
+/**
+ * The connection `accepted` holds, rewrapped to read into `reads`' buffer; null, and `accepted` left as it
+ * is, when it has no OS handle of its own (one end of an in-memory pair).
+ *
+ * net's `onread` option exists only for sockets the process constructs, not for those a `net.Server`
+ * accepts. So the server is made with `pauseOnConnect` (nothing is read before this), a new Socket is made
+ * around the accepted one's handle, and the server's count of its connections moves to it: `server.close()`
+ * still waits for this connection, and its end is counted once. The old wrapper lets go of the handle and is
+ * left to the garbage collector; only the returned socket is used from then on. Pausing the returned socket
+ * stops reading from the OS (net's `pause` for an `onread` socket), so backpressure works as before.
+ */
+export function readAcceptedInto(accepted: Socket, reads: ReusedReads): Socket | null {
+  const old = accepted as unknown as SocketInternals;
+  const handle = old._handle;
+  if (!handle) return null;
+  old._handle = null;
+  const socket = new Socket({ handle, onread: reads.onread, allowHalfOpen: accepted.allowHalfOpen } as ConstructorParameters<typeof Socket>[0]);
+  const moved = socket as unknown as SocketInternals;
+  moved._server = old._server;
+  moved.server = old.server;
+  old._server = null;
+  old.server = null;
+  return socket;
 }

@@ -117,10 +117,12 @@ export class ConnectionFlow {
     if (!replayed) return this.update();
     this.add(commands, payloadBytes, 1);
     this.update();
-    void replayed.finally(() => {
+    // then(settled, settled), not finally: one promise and one microtask fewer per batch.
+    const settled = () => {
       this.add(-commands, -payloadBytes, -1);
       this.update();
-    });
+    };
+    void replayed.then(settled, settled);
   }
 
   /** A frame went out; `reply` when it answers a request (replies to requests never counted leave the count at zero). */

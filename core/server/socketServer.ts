@@ -17,6 +17,7 @@ import {
 } from '../protocol/messages.js';
 import { prepareSocketDir } from '../platform/socketPath.js';
 import { sendFrame } from '../platform/frameWriter.js';
+import { ReusedReads, readAcceptedInto } from '../platform/reusedReads.js';
 import { ControlError, SERVICE_VERSION, type SalusService } from '../service/service.js';
 import { runControl, type ControlTarget } from '../service/control.js';
 import type { JobRecord } from '../service/jobRecord.js';
@@ -61,7 +62,14 @@ export async function listenSocket(target: ControlTarget, socketPath: string): P
     }
     unlinkSync(socketPath);
   }
-  const server = createServer((socket) => acceptConnection(target, socket, socketPath));
+  // Paused on connect: each connection is rewrapped to read into one reused buffer before its first read.
+  const server = createServer({ pauseOnConnect: true }, (accepted) => {
+    const reads = new ReusedReads();
+    const socket = readAcceptedInto(accepted, reads);
+    if (socket) return acceptConnection(target, socket, socketPath, reads);
+    acceptConnection(target, accepted, socketPath);
+    accepted.resume();
+  });
   // listen() creates the socket with the umask's mode: make it 0600 from its first moment, not just after.
   const previousUmask = process.platform === 'win32' ? null : process.umask(0o177);
   try {
@@ -78,10 +86,12 @@ export async function listenSocket(target: ControlTarget, socketPath: string): P
 
 /**
  * Serves one connection accepted at `endpoint`: a real socket, or one end of
- * an in-memory transport pair (memoryTransport.ts) in tests.
+ * an in-memory transport pair (memoryTransport.ts) in tests. With `reads`, the
+ * socket's reads arrive there (a socket made with its `onread`); else through
+ * its `'data'` events.
  */
-export function acceptConnection(target: ControlTarget, socket: Socket, endpoint: string): void {
-  new Connection(target, socket, endpoint);
+export function acceptConnection(target: ControlTarget, socket: Socket, endpoint: string, reads?: ReusedReads): void {
+  new Connection(target, socket, endpoint, reads);
 }
 
 class Connection {
@@ -97,11 +107,12 @@ class Connection {
 
   private readonly service: SalusService;
 
-  constructor(private readonly target: ControlTarget, private readonly socket: Socket, endpoint: string) {
+  constructor(private readonly target: ControlTarget, private readonly socket: Socket, endpoint: string, reads?: ReusedReads) {
     this.service = target.service;
     this.identifyPeer = watchPeer(socket, endpoint);
     this.flow = new ConnectionFlow(socket, () => this.job?.session?.held ?? NOTHING_HELD, (message) => this.drop(message));
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (reads) reads.setReader((chunk) => this.onData(chunk));
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('close', () => this.onClose());
   }
@@ -126,8 +137,9 @@ class Connection {
     this.send({ t: 'error', code, message });
   }
 
-  private onData(chunk: Buffer): void {
-    if (this.unframeable) return;
+  /** Handles one read; returns whether anything still refers to `chunk`'s bytes (see ReusedReads). */
+  private onData(chunk: Uint8Array): boolean {
+    if (this.unframeable) return false;
     let frames;
     try {
       frames = this.decoder.push(chunk);
@@ -139,21 +151,34 @@ class Connection {
       this.fail(ErrorCode.BadFrame, `${(error as FrameError).message}; closing the connection`);
       this.socket.end();
       setTimeout(() => this.socket.destroy(), DROP_GRACE_MS).unref();
-      return;
+      return false;
     }
+    let held = this.decoder.holdsInput;
     for (const frame of frames) {
       if (frame.header instanceof Error) {
         this.fail(ErrorCode.BadFrame, frame.header.message);
         continue;
       }
-      this.onMessage(frame.header, frame.payload);
+      // A batch's data is handed to the session as a view of the read, which may replay it later.
+      if (this.onMessage(frame.header, frame.payload) && frame.payload.buffer === chunk.buffer) held = true;
     }
+    return held;
   }
 
-  private onMessage(header: unknown, payload: Uint8Array): void {
-    if (!this.role) return this.onHello(header);
-    if (this.role === 'control') return void this.onCall(header);
-    if (this.job && FINAL_STATES.includes(this.job.state)) return this.refuseEnded(header);
+  /** Handles one message; returns whether its payload was handed on (the caller must not reuse those bytes). */
+  private onMessage(header: unknown, payload: Uint8Array): boolean {
+    if (!this.role) {
+      this.onHello(header);
+      return false;
+    }
+    if (this.role === 'control') {
+      void this.onCall(header);
+      return false;
+    }
+    if (this.job && FINAL_STATES.includes(this.job.state)) {
+      this.refuseEnded(header);
+      return false;
+    }
     const batch = readBatchHeader(header);
     if (batch) return this.onBatch(batch, payload);
     const parsed = jobMessageSchema.safeParse(header);
@@ -162,18 +187,24 @@ class Connection {
       // A request (a requestDevice with a wrong field) still gets its one reply, or its caller waits forever.
       const rid = (header as { rid?: unknown } | null)?.rid;
       if (isRequestId(rid)) this.send({ t: 'reply', rid, error: { code: ErrorCode.BadMessage, message } });
-      return this.fail(ErrorCode.BadMessage, message);
+      this.fail(ErrorCode.BadMessage, message);
+      return false;
     }
     const wire = parsed.data;
     if (wire.t === 'batch') return this.onBatch(wire, payload);
     const replayed = this.service.handleJobMessage(this.job!, wire, payload);
     this.flow.track(0, payload.byteLength, wire.t === 'requestDevice' ? 1 : 0, replayed);
+    return payload.byteLength > 0;
   }
 
-  /** A job's batch: its commands decoded and checked, handed to its session with the data after them. */
-  private onBatch(wire: BatchHeader, payload: Uint8Array): void {
+  /**
+   * A job's batch: its commands decoded and checked, handed to its session with the data after them.
+   * Returns whether it carried data (handed on as a view of `payload`).
+   */
+  private onBatch(wire: BatchHeader, payload: Uint8Array): boolean {
     if (wire.commandBytes > payload.byteLength) {
-      return this.fail(ErrorCode.BadMessage, `bad message: a batch says its commands take ${wire.commandBytes} bytes of a ${payload.byteLength}-byte payload`);
+      this.fail(ErrorCode.BadMessage, `bad message: a batch says its commands take ${wire.commandBytes} bytes of a ${payload.byteLength}-byte payload`);
+      return false;
     }
     // A batch of commands alone (every awaited call's) needs no views cut from its payload.
     const commandsOnly = wire.commandBytes === payload.byteLength;
@@ -186,9 +217,10 @@ class Connection {
     if (scratchBytes > 0) {
       // Replayed (or refused, or failed): either way the service is done with those bytes.
       const done = () => this.send({ t: 'scratchRead', bytes: scratchBytes });
-      if (replayed) void replayed.finally(done);
+      if (replayed) void replayed.then(done, done);
       else done();
     }
+    return data.byteLength > 0;
   }
 
   /**

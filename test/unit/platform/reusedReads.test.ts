@@ -1,13 +1,15 @@
 /**
  * ReusedReads over a real Unix socket: each read lands in the same buffer while
- * the reader keeps nothing of it, and in a fresh one after a read it kept.
+ * the reader keeps nothing of it, and in a fresh one after a read it kept; an
+ * accepted socket rewrapped around its handle reads the same way, pauses, ends
+ * and is counted by its server.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReusedReads } from '../../../core/platform/reusedReads.js';
+import { readAcceptedInto, ReusedReads } from '../../../core/platform/reusedReads.js';
 
 let dir: string;
 let server: Server | null = null;
@@ -64,5 +66,54 @@ describe('ReusedReads', () => {
     const got: string[] = [];
     reads.setReader((chunk) => { got.push(Buffer.from(chunk).toString()); return false; });
     expect(got).toEqual(['early']);
+  });
+
+  it('rewraps an accepted socket: reads into one buffer, pauses and resumes, writes, ends, and the server closes after it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'salus-reads-'));
+    const path = join(dir, 's.sock');
+    const reads = new ReusedReads();
+    const got: { text: string; buffer: ArrayBufferLike }[] = [];
+    let accepted: Socket | null = null;
+    const connected = new Promise<Socket>((resolve) => {
+      server = createServer({ pauseOnConnect: true }, (socket) => {
+        const wrapped = readAcceptedInto(socket, reads)!;
+        reads.setReader((chunk) => {
+          got.push({ text: Buffer.from(chunk).toString(), buffer: chunk.buffer });
+          wrapped.write(chunk.slice());
+          return false;
+        });
+        accepted = wrapped;
+        resolve(wrapped);
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(path, resolve));
+    const echoed: string[] = [];
+    client = connect(path);
+    client.on('data', (chunk) => echoed.push(chunk.toString()));
+    const socket = await connected;
+    const roundTrip = async (text: string) => {
+      const before = echoed.length;
+      client!.write(text);
+      await new Promise<void>((resolve) => { const check = () => (echoed.length > before ? resolve() : setTimeout(check, 2)); check(); });
+    };
+    await roundTrip('one');
+    await roundTrip('two');
+    // Paused: nothing is read until resumed.
+    socket.pause();
+    client.write('three');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(got.map((g) => g.text)).toEqual(['one', 'two']);
+    socket.resume();
+    await new Promise<void>((resolve) => { const check = () => (got.length === 3 ? resolve() : setTimeout(check, 2)); check(); });
+    expect(got.map((g) => g.text)).toEqual(['one', 'two', 'three']);
+    expect(echoed.join('')).toBe('onetwothree');
+    expect(got[1].buffer).toBe(got[0].buffer);
+    expect(got[2].buffer).toBe(got[0].buffer);
+    // The peer hangs up: the rewrapped socket closes, and the server (which counts it) closes too.
+    const closed = new Promise((resolve) => accepted!.once('close', resolve));
+    client.end();
+    await closed;
+    await new Promise((resolve) => server!.close(resolve));
+    server = null;
   });
 });
