@@ -34,6 +34,16 @@ export class ServiceError extends Error {
 
 type Pending = { resolve: (value: { result: unknown; payload: Uint8Array }) => void; reject: (error: Error) => void };
 
+/** A call's promise once `error` ended it: resolved when `recover` returns, rejected with what it throws. */
+export function settleWith(recover: (error: Error) => void, error: Error): Promise<undefined> {
+  try {
+    recover(error);
+    return Promise.resolve(undefined);
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
+}
+
 /**
  * Events: `message` (every ServerMessage that is not a reply), `close` (Error | null).
  */
@@ -252,6 +262,28 @@ export class ServiceConnection extends EventEmitter {
     // Keep the process alive only while it waits for the service (see updateRef).
     this.socket.ref();
     return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));
+  }
+
+  /**
+   * Registers the reply of a call that returns nothing (an awaited `onSubmittedWorkDone`): the promise
+   * returned is the one the reply settles, with no second promise between the reply and the caller. An
+   * error reply, or a closed connection, goes to `recover`: the call resolves when it returns, and rejects
+   * with what it throws.
+   */
+  expectDone(rid: number, recover: (error: Error) => void): Promise<undefined> {
+    if (this.closedError) return settleWith(recover, this.closedError);
+    this.socket.ref();
+    return new Promise((resolve, reject) => this.pending.set(rid, {
+      resolve: () => resolve(undefined),
+      reject: (error) => {
+        try {
+          recover(error);
+          resolve(undefined);
+        } catch (thrown) {
+          reject(thrown);
+        }
+      },
+    }));
   }
 
   /** Sends a control call and waits for its result. */

@@ -7,7 +7,7 @@
  * changes, and it alone knows whether its device was destroyed: that stops its
  * commands and fails its replies, and leaves the job's other devices as they are.
  */
-import { ServiceError, type ServiceConnection } from '../connection.js';
+import { ServiceError, settleWith, type ServiceConnection } from '../connection.js';
 import type { Command, DataRef, GpuErrorJson } from '../../protocol/commands.js';
 
 /** What a device hears of the service: errors it did not capture, and its loss. */
@@ -103,6 +103,12 @@ export class DeviceChannel {
   expectReply(rid: number): Promise<{ result: unknown; payload: Uint8Array }> {
     if (this.#destroyed) return Promise.reject(new ServiceError('salus: the device was destroyed', 0));
     return this.connection.expectReply(rid);
+  }
+
+  /** Registers the reply of a call that returns nothing (see ServiceConnection.expectDone); on a destroyed device `recover` decides at once. */
+  expectDone(rid: number, recover: (error: Error) => void): Promise<undefined> {
+    if (this.#destroyed) return settleWith(recover, new ServiceError('salus: the device was destroyed', 0));
+    return this.connection.expectDone(rid, recover);
   }
 
   /** The job's garbage collector freed object `id` (ids are the job's, so no device is named). */

@@ -24,7 +24,6 @@ import { RemoteSampler, RemoteTexture } from './texture.js';
 import { RemoteRenderBundleEncoder, RemoteRenderPipeline, recordRenderPipeline, renderPipelineDescriptor } from './render.js';
 
 const QUERY_TYPES = ['occlusion', 'timestamp'] as const;
-const nothing = (): undefined => undefined;
 const ERROR_FILTERS = ['validation', 'out-of-memory', 'internal'] as const;
 
 /**
@@ -71,20 +70,21 @@ export class RemoteQueue extends RemoteObject {
   }
 
   onSubmittedWorkDone(): Promise<undefined> {
-    // One promise between the reply and the caller (no async function around it): the idle call is a round trip's floor.
+    // The reply settles the very promise the caller awaits (no promise between them): the idle call is a round trip's floor.
     const rid = this.channel.allocateRid();
-    const reply = this.channel.expectReply(rid);
+    const done = this.channel.expectDone(rid, this.#unlessLost);
     try {
       this.channel.recordAndFlush({ op: 'workDone', rid });
     } catch (error) {
       return Promise.reject(error);
     }
-    return reply.then(nothing, (error: unknown) => {
-      // A lost device has no work left to wait for.
-      if (!this.channel.deviceLost) throw error;
-      return undefined;
-    });
+    return done;
   }
+
+  /** A lost device has no work left to wait for: its error replies resolve the call. */
+  readonly #unlessLost = (error: Error): void => {
+    if (!this.channel.deviceLost) throw error;
+  };
 
   writeTexture(destination: GPUTexelCopyTextureInfo, data: ArrayBufferView | ArrayBuffer | SharedArrayBuffer, dataLayout: GPUTexelCopyBufferLayout, size: GPUExtent3D): undefined {
     writeTexture(this.channel, destination, data, dataLayout, size);

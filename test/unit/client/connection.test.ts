@@ -186,4 +186,23 @@ describe('ServiceConnection reads', () => {
     const got = await Promise.all(replies);
     expect(got.map((r) => [r.result, [...r.payload]])).toEqual([1, 2, 3].map((rid) => [rid, new Array(rid * 3).fill(rid)]));
   });
+
+  it('settles a call that returns nothing from its reply: done, an error thrown or recovered, and at once on a destroyed device', async () => {
+    const channel = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    const recoverIf = (recover: boolean) => (error: Error) => { if (!recover) throw error; };
+    // Settled together: the failed call's rejection is handled as it happens.
+    const settled = Promise.allSettled([channel.expectDone(1, recoverIf(false)), channel.expectDone(2, recoverIf(false)), channel.expectDone(3, recoverIf(true))]);
+    await writeInPieces(concat([
+      ...encodeFrame({ t: 'reply', rid: 1, result: {} }),
+      ...encodeFrame({ t: 'reply', rid: 2, error: { code: 3, message: 'no such queue' } }),
+      ...encodeFrame({ t: 'reply', rid: 3, error: { code: 3, message: 'lost' } }),
+    ]), []);
+    const [done, failed, recovered] = await settled;
+    expect(done).toEqual({ status: 'fulfilled', value: undefined });
+    expect(failed.status === 'rejected' && (failed.reason as Error).message).toBe('no such queue');
+    expect(recovered).toEqual({ status: 'fulfilled', value: undefined });
+    channel.markDeviceDestroyed();
+    await expect(channel.expectDone(4, recoverIf(true))).resolves.toBeUndefined();
+    await expect(channel.expectDone(5, recoverIf(false))).rejects.toThrow(/destroyed/);
+  });
 });
