@@ -8,7 +8,6 @@
  *
  * Portable: no Node APIs, so the renderer and tests can use it too.
  */
-import { parseTemplate, templateJson } from './headerTemplates.js';
 
 /** Largest frame either side accepts. Clients split bigger uploads. */
 export const MAX_FRAME_BYTES = 256 * 1024 * 1024;
@@ -50,7 +49,7 @@ export function encodeFrame(header: unknown, payload: readonly Uint8Array[] = []
   let payloadBytes = 0;
   for (const part of payload) payloadBytes += part.byteLength;
   const inline = payloadBytes <= INLINE_PAYLOAD_BYTES;
-  const head = encodeHead(templateJson(header) ?? JSON.stringify(header), inline ? payloadBytes : 0, allocate);
+  const head = encodeHead(JSON.stringify(header), inline ? payloadBytes : 0, allocate);
   const headerBytes = head.byteLength - PREFIX_BYTES - (inline ? payloadBytes : 0);
   const bodyBytes = 4 + headerBytes + payloadBytes;
   if (bodyBytes + 4 > MAX_FRAME_BYTES) {
@@ -232,7 +231,7 @@ function toFrame(whole: Uint8Array): Frame {
 
 function parseHeader(bytes: Uint8Array): unknown {
   try {
-    return parseTemplate(bytes) ?? JSON.parse(decoder.decode(bytes));
+    return JSON.parse(decoder.decode(bytes));
   } catch (error) {
     return new Error(`frame header is not UTF-8 JSON: ${(error as Error).message}`);
   }
