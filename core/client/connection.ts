@@ -16,6 +16,7 @@ import { BULK_MIN_BYTES, scratchFileName } from '../platform/bulkDir.js';
 import { BulkScratch } from './bulkScratch.js';
 import { sendFrame } from '../platform/frameWriter.js';
 import { ReusedReads } from '../platform/reusedReads.js';
+import { WorkDoneFrame } from './workDoneFrame.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -73,6 +74,8 @@ export class ServiceConnection extends EventEmitter {
   private readonly devices = new Map<number, WeakRef<DeviceEvents>>();
   /** What the service said in `welcome`. */
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
+  /** An idle awaited call's frame, made at its first use (null: the general path sends it). */
+  private workDoneFrame: WorkDoneFrame | null | undefined;
 
   private constructor(private readonly socket: Socket, readonly socketPath: string, reads: ReusedReads) {
     super();
@@ -168,10 +171,27 @@ export class ServiceConnection extends EventEmitter {
    * awaited call, a submit), and no flush is scheduled for it first.
    */
   recordFor(deviceId: number, cmd: Command, flushNow = false): void {
+    if (flushNow && cmd.op === 'workDone' && this.sendWorkDoneAlone(deviceId, cmd.rid)) return;
     if (deviceId !== this.currentDevice && cmd.op !== 'configureDevice') this.append({ op: 'useDevice', device: deviceId }, !flushNow);
     this.currentDevice = deviceId;
     this.append(cmd, !flushNow);
     if (flushNow) this.flush();
+  }
+
+  /**
+   * Sends an awaited `onSubmittedWorkDone` recorded with nothing before it (no commands, releases or
+   * bytes pending, the same device) as its prebuilt frame (core/client/workDoneFrame.ts): the bytes
+   * the general path would send. False when that path must send it.
+   */
+  private sendWorkDoneAlone(deviceId: number, rid: number): boolean {
+    if (deviceId !== this.currentDevice || this.commands.count > 0 || this.releases.length > 0 || this.payloadBytes > 0 || this.scratchBytes > 0) return false;
+    if (!Number.isInteger(rid) || rid < 0 || rid > 0xffffffff) return false;
+    if (this.workDoneFrame === undefined) this.workDoneFrame = WorkDoneFrame.create();
+    if (!this.workDoneFrame) return false;
+    if (this.closedError || this.socket.destroyed) return true;
+    // Nothing queued on the socket: the last frame has left the process, so its buffer can be written again.
+    this.socket.write(this.workDoneFrame.bytesFor(rid, this.socket.writableLength === 0));
+    return true;
   }
 
   /** Writes `cmd` into the batch; the first command of a batch schedules its flush unless told the caller flushes. */

@@ -205,4 +205,22 @@ describe('ServiceConnection reads', () => {
     await expect(channel.expectDone(4, recoverIf(true))).resolves.toBeUndefined();
     await expect(channel.expectDone(5, recoverIf(false))).rejects.toThrow(/destroyed/);
   });
+
+  it('sends an awaited call recorded alone as its prebuilt frame, and one recorded after other commands in their batch', async () => {
+    const channel = new DeviceChannel(connection!, connection!.allocateDeviceId());
+    channel.record({ op: 'configureDevice', device: channel.deviceId, features: [], limits: {} });
+    channel.recordAndFlush({ op: 'workDone', rid: 7 });
+    // Alone, back to back: the second must not change the first's bytes before they are sent.
+    channel.recordAndFlush({ op: 'workDone', rid: 8 });
+    channel.recordAndFlush({ op: 'workDone', rid: 9 });
+    connection!.release(3);
+    channel.recordAndFlush({ op: 'workDone', rid: 10 });
+    await arrived(4);
+    expect(fake.batches).toEqual([
+      [{ op: 'configureDevice', device: 1, features: [], limits: {} }, { op: 'workDone', rid: 7 }],
+      [{ op: 'workDone', rid: 8 }],
+      [{ op: 'workDone', rid: 9 }],
+      [{ op: 'workDone', rid: 10 }, { op: 'release', id: 3 }],
+    ]);
+  });
 });
