@@ -106,7 +106,10 @@ export class BufferPool {
     const holder = this.holders.get(real.id);
     if (!ownBytes || holder?.jobId !== jobId) this.allocator.clearBuffer(real.buffer, real.sizeBytes);
     if (holder?.label !== label) setLabel(real.buffer, label);
-    this.holders.set(real.id, { jobId, label });
+    if (holder) {
+      holder.jobId = jobId;
+      holder.label = label;
+    } else this.holders.set(real.id, { jobId, label });
     this.ledger.move(real.id, { state: 'ephemeral', jobId, laneId: this.laneId });
     return real;
   }

@@ -46,6 +46,21 @@ interface JobMemory {
   leases: Map<number, LeaseRecord>;
   /** Its query sets and textures by lease id, with the ledger entry that counts each. */
   resources: Map<number, { lease: ResourceLease; ledgerId: number }>;
+  /** Its pooled buffers' labels by the label it gave (`poolLabel`), so a step's many allocations compose none. */
+  poolLabels: Map<string | undefined, string>;
+}
+
+/** At most this many labels a job are remembered (a job may label every buffer differently). */
+const POOL_LABELS_KEPT = 256;
+
+/** The label a pooled buffer lent to `job` carries: the job, what the job called it, and the lane. */
+function poolLabel(job: JobMemory, label: string | undefined): string {
+  let composed = job.poolLabels.get(label);
+  if (composed === undefined) {
+    composed = `${job.id}: ${label ?? 'buffer'} (${job.laneId})`;
+    if (job.poolLabels.size < POOL_LABELS_KEPT) job.poolLabels.set(label, composed);
+  }
+  return composed;
 }
 
 /** How messages name each resource kind. */
@@ -157,7 +172,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
   function allocateEphemeral(job: JobMemory, descriptor: BufferDescriptor, ownBytes: boolean): AllocResult {
     const lane = lanes.get(job.laneId)!;
-    const label = `${job.id}: ${descriptor.label ?? 'buffer'} (${lane.id})`;
+    const label = poolLabel(job, descriptor.label);
     const classBytes = isPoolable(descriptor) ? lane.pool.classSizeFor(descriptor.size) : null;
     if (classBytes !== null) {
       const reused = lane.pool.reuse(job.id, descriptor.usage, descriptor.size, label, ownBytes);
@@ -287,6 +302,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         stateBytes: 0,
         leases: new Map(),
         resources: new Map(),
+        poolLabels: new Map(),
       });
       ledger.addJob(request.jobId, paddedPersistentBytes(persistentBytes));
       changeCount += 1;
