@@ -101,6 +101,34 @@ function invalidBufferDescriptor(size: number, usage: number, mappedAtCreation: 
 const NO_DYNAMIC = Object.freeze([]) as unknown as DynamicBinding[];
 const NO_DYNAMIC_BINDINGS = Object.freeze([]) as unknown as number[];
 
+/** A buffer binding as createBindGroup hands it to Dawn. */
+interface BufferBindingEntry {
+  binding: number;
+  resource: { buffer: GPUBuffer; offset: number; size: number | undefined };
+}
+
+/**
+ * createBindGroup's descriptor and its entries, by entry count, reused by every call: dawn.node reads a
+ * descriptor within the call and keeps none of it, and TF.js makes a bind group per dispatch (179 a step of
+ * the zoo's small RNN), so fresh objects each time were the replay's largest source of garbage.
+ */
+const bindGroupDescriptor: { layout: GPUBindGroupLayout; entries: BufferBindingEntry[]; label: string | undefined } = {
+  layout: undefined as unknown as GPUBindGroupLayout, entries: [], label: undefined,
+};
+const entriesByCount: BufferBindingEntry[][] = [];
+/** Entry counts up to this one are kept (a job may send up to MAX_BINDINGS entries; larger lists are made each time). */
+const KEPT_ENTRY_COUNT = 16;
+
+/** `count` entries to fill: kept ones for small counts, new ones beyond. */
+function bindGroupEntries(count: number): BufferBindingEntry[] {
+  let entries = entriesByCount[count];
+  if (!entries) {
+    entries = Array.from({ length: count }, () => ({ binding: 0, resource: { buffer: undefined as unknown as GPUBuffer, offset: 0, size: undefined } }));
+    if (count <= KEPT_ENTRY_COUNT) entriesByCount[count] = entries;
+  }
+  return entries;
+}
+
 type Handler<K extends CommandOp> = (ctx: ReplayContext, cmd: CommandOf<K>) => void;
 type CreatingOp = { id: number };
 
@@ -338,9 +366,12 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const limits = limitPair(ctx);
     const checkSizes = bindingLimitsStricter(limits);
     const hasDynamic = layout.dynamicBindings.length > 0;
+    const count = cmd.entries.length;
     const buffers: BufferEntry[] = [];
     const dynamic: DynamicBinding[] = hasDynamic ? [] : NO_DYNAMIC;
-    const entries = cmd.entries.map((entry) => {
+    const entries = bindGroupEntries(count);
+    for (let i = 0; i < count; i++) {
+      const entry = cmd.entries[i];
       const buffer = ctx.table.get(entry.buffer, 'buffer');
       buffers.push(buffer);
       const offset = entry.offset ?? 0;
@@ -355,9 +386,16 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       if (hasDynamic && layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
       }
-      return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
-    });
-    const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
+      const out = entries[i];
+      out.binding = entry.binding;
+      out.resource.buffer = buffer.obj;
+      out.resource.offset = offset;
+      out.resource.size = size;
+    }
+    bindGroupDescriptor.layout = layout.obj;
+    bindGroupDescriptor.entries = entries;
+    bindGroupDescriptor.label = cmd.label;
+    const obj = ctx.device.createBindGroup(bindGroupDescriptor);
     if (hasDynamic && dynamic.length > 0) {
       dynamic.sort((a, b) => a.binding - b.binding);
       noteDynamicAlignments(limits, obj, layout.obj, dynamic.map((d) => d.binding));
