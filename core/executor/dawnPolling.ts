@@ -79,16 +79,22 @@ export function throttleDawnPolling({ minIntervalUs, spinUs } = DAWN_POLLING): T
   /** When the current wait began: dawn.node asked for a poll other than from inside one (a new pending promise). */
   let waitStartMs = -Infinity;
   let polling = false;
-  /** Polls waiting for their turn (dawn.node has at most one per instance). */
-  const held: Callback[] = [];
+  /** Polls waiting for their turn (dawn.node has at most one per instance); `running` is the batch being run, swapped with it. */
+  let held: Callback[] = [];
+  let running: Callback[] = [];
   let turning = false;
 
   const runHeld = (now: number): void => {
     lastPollMs = now;
     polling = true;
+    // Swapped, not copied: a poll asks for the next one while it runs, into the other array. No array per poll.
+    const polls = held;
+    held = running;
+    running = polls;
     try {
-      for (const poll of held.splice(0)) poll();
+      for (let i = 0; i < polls.length; i++) polls[i]();
     } finally {
+      polls.length = 0;
       polling = false;
     }
   };

@@ -48,6 +48,16 @@ interface VirtualScope {
 /** The segment open on each shared device: the owner of an error raised now. */
 const openSegments = new WeakMap<GPUDevice, ErrorScopes>();
 const listened = new WeakSet<GPUDevice>();
+/** Errors each shared device has raised so far, whoever owned them (see `deviceErrorCount`). */
+const errorCounts = new WeakMap<GPUDevice, number>();
+
+/**
+ * How many errors `device` has raised since a session first listened to it. Dawn raises an error inside the
+ * call that made it (see above), so a count unchanged across a call says that call raised none.
+ */
+export function deviceErrorCount(device: GPUDevice): number {
+  return errorCounts.get(device) ?? 0;
+}
 
 function errorType(error: GPUError): GpuErrorType {
   const name = error.constructor.name;
@@ -60,6 +70,7 @@ function listenForUncaptured(device: GPUDevice): void {
   listened.add(device);
   device.addEventListener('uncapturederror', (event) => {
     const error = (event as GPUUncapturedErrorEvent).error;
+    errorCounts.set(device, (errorCounts.get(device) ?? 0) + 1);
     const owner = openSegments.get(device);
     if (!owner) return;
     event.preventDefault();

@@ -29,6 +29,9 @@ export class IterationTimer {
   private lastEnd = 0n;
   /** The start stamp before this iteration's: reading it again means the begin stamp was not written. */
   private previousStart = 0n;
+  /** The job's submits in the iteration being timed, and in the one timed before it (0: none or unknown). */
+  private submits = 0;
+  private submitsBefore = 0;
 
   private constructor(private readonly device: GPUDevice) {
     this.querySet = device.createQuerySet({ type: 'timestamp', count: 2, label: 'salus iteration timer' });
@@ -52,6 +55,7 @@ export class IterationTimer {
     this.pendingBegin = true;
     this.began = false;
     this.previousStart = this.lastStart;
+    this.submits = 0;
   }
 
   /** Command buffers to put before the job's own in its next submit (once per iteration). */
@@ -65,14 +69,21 @@ export class IterationTimer {
   }
 
   /**
-   * Command buffers to put after the job's own in the submit that its sync point follows (the batch's last
-   * submit before its last mapAsync or onSubmittedWorkDone): they write the end stamp and copy the span to the
-   * readback buffer, so that `markEnd` needs no submit of its own. Empty unless the iteration is timed, its
-   * start stamp was written, and no reading holds the readback buffer (a copy into a mapped buffer would fail
-   * the job's submit).
+   * Command buffers to put after the job's own in each submit of the iteration (the session asks at every one):
+   * they write the end stamp and copy the span to the readback buffer, so that `markEnd` needs no submit of its
+   * own. They ride the submit that a sync point follows in the same batch (`syncFollows`), and, since a job's
+   * client flushes a batch at every submit, mostly a sync point comes in a later batch: so they also ride the
+   * iteration's n-th submit where the iteration timed before made n (a training step or a request submits alike
+   * each time). A guess that was early costs what no guess costs: the next submit reopens the iteration and the
+   * sync point stamps the end with a submit of its own. Empty for other submits, and unless the iteration is
+   * timed, its start stamp was written, and no reading holds the readback buffer (a copy into a mapped buffer
+   * would fail the job's submit).
    */
-  takeEndCommands(): GPUCommandBuffer[] {
-    if (!this.busy || !this.began || this.reading || this.inFlight) return [];
+  takeEndCommands(syncFollows = true): GPUCommandBuffer[] {
+    if (!this.busy) return [];
+    this.submits++;
+    if (!syncFollows && this.submits !== this.submitsBefore) return [];
+    if (!this.began || this.reading || this.inFlight) return [];
     this.endSubmitted = true;
     this.carrying = true;
     return [this.endCommands()];
@@ -120,6 +131,7 @@ export class IterationTimer {
     const reading = this.markEnd();
     this.reading = null;
     this.busy = false;
+    this.submitsBefore = this.submits;
     return reading;
   }
 

@@ -244,6 +244,25 @@ export function dynamicOffsetAlignmentError(group: GPUBindGroup, offsets: readon
   return null;
 }
 
+/** Per limit pair, whether the job's buffer binding limits are stricter than the shared device's anywhere (`bindingLimitsStricter`). */
+const stricterBindingLimits = new WeakMap<LimitPair, boolean>();
+
+/**
+ * Whether `bindingSizeLimitError` can refuse anything under `limits`: false when the job's binding sizes and
+ * offset alignments are the shared device's own (Dawn checks those), so a bind group's entries need no check.
+ */
+export function bindingLimitsStricter(limits: LimitPair): boolean {
+  let stricter = stricterBindingLimits.get(limits);
+  if (stricter === undefined) {
+    const smaller = (key: string) => limits(key).job < limits(key).device;
+    const coarser = (key: string) => limits(key).job > limits(key).device;
+    stricter = smaller('maxUniformBufferBindingSize') || smaller('maxStorageBufferBindingSize')
+      || coarser('minUniformBufferOffsetAlignment') || coarser('minStorageBufferOffsetAlignment');
+    stricterBindingLimits.set(limits, stricter);
+  }
+  return stricter;
+}
+
 /** Why the job's device would refuse binding `sizeBytes` at `binding` of `layout`; null when it would not (or cannot tell). */
 export function bindingSizeLimitError(
   limits: LimitPair, layout: GPUBindGroupLayout, binding: number, offsetBytes: number, sizeBytes: number,

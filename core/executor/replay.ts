@@ -16,9 +16,10 @@ import { pollDawnSoon } from './dawnPolling.js';
 import { checkRingTarget, sendMappedBytes } from './ringReadback.js';
 import { whenQueueDone } from './queueActivity.js';
 import {
-  bindGroupLayoutLimitError, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
-  noteLayoutEntries, noteLayoutOfPipeline, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
+  bindGroupLayoutLimitError, bindingLimitsStricter, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
+  noteLayoutEntries, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
+import { groupLayoutOf } from './pipelineGroupLayouts.js';
 import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
 import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
@@ -94,6 +95,38 @@ function invalidBufferDescriptor(size: number, usage: number, mappedAtCreation: 
   if ((usage & MAP_WRITE) && (usage & ~(MAP_WRITE | COPY_SRC))) return true;
   if (mappedAtCreation && size % 4 !== 0) return true;
   return size > maxBufferSize;
+}
+
+/** What every bind group, and every layout, without dynamic offsets shares: no array each (frozen, so a write would throw). */
+const NO_DYNAMIC = Object.freeze([]) as unknown as DynamicBinding[];
+const NO_DYNAMIC_BINDINGS = Object.freeze([]) as unknown as number[];
+
+/** A buffer binding as createBindGroup hands it to Dawn. */
+interface BufferBindingEntry {
+  binding: number;
+  resource: { buffer: GPUBuffer; offset: number; size: number | undefined };
+}
+
+/**
+ * createBindGroup's descriptor and its entries, by entry count, reused by every call: dawn.node reads a
+ * descriptor within the call and keeps none of it, and TF.js makes a bind group per dispatch (179 a step of
+ * the zoo's small RNN), so fresh objects each time were the replay's largest source of garbage.
+ */
+const bindGroupDescriptor: { layout: GPUBindGroupLayout; entries: BufferBindingEntry[]; label: string | undefined } = {
+  layout: undefined as unknown as GPUBindGroupLayout, entries: [], label: undefined,
+};
+const entriesByCount: BufferBindingEntry[][] = [];
+/** Entry counts up to this one are kept (a job may send up to MAX_BINDINGS entries; larger lists are made each time). */
+const KEPT_ENTRY_COUNT = 16;
+
+/** `count` entries to fill: kept ones for small counts, new ones beyond. */
+function bindGroupEntries(count: number): BufferBindingEntry[] {
+  let entries = entriesByCount[count];
+  if (!entries) {
+    entries = Array.from({ length: count }, () => ({ binding: 0, resource: { buffer: undefined as unknown as GPUBuffer, offset: 0, size: undefined } }));
+    if (count <= KEPT_ENTRY_COUNT) entriesByCount[count] = entries;
+  }
+  return entries;
 }
 
 type Handler<K extends CommandOp> = (ctx: ReplayContext, cmd: CommandOf<K>) => void;
@@ -325,17 +358,20 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const pipeline = ctx.table.get(cmd.pipeline, 'computePipeline');
     if (!pipeline.obj) throw new ReplayError('getBindGroupLayout on a pipeline that is still being created');
     // An 'auto' layout never has dynamic offsets.
-    const obj = pipeline.obj.getBindGroupLayout(cmd.index);
-    noteLayoutOfPipeline(obj, pipeline.obj, cmd.index);
-    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj, dynamicBindings: [] });
+    ctx.table.set(cmd.id, { kind: 'bindGroupLayout', obj: groupLayoutOf(ctx.device, pipeline.obj, cmd.index), dynamicBindings: NO_DYNAMIC_BINDINGS });
   },
 
   createBindGroup(ctx, cmd) {
     const layout = ctx.table.get(cmd.layout, 'bindGroupLayout');
     const limits = limitPair(ctx);
+    const checkSizes = bindingLimitsStricter(limits);
+    const hasDynamic = layout.dynamicBindings.length > 0;
+    const count = cmd.entries.length;
     const buffers: BufferEntry[] = [];
-    const dynamic: DynamicBinding[] = [];
-    const entries = cmd.entries.map((entry) => {
+    const dynamic: DynamicBinding[] = hasDynamic ? [] : NO_DYNAMIC;
+    const entries = bindGroupEntries(count);
+    for (let i = 0; i < count; i++) {
+      const entry = cmd.entries[i];
       const buffer = ctx.table.get(entry.buffer, 'buffer');
       buffers.push(buffer);
       const offset = entry.offset ?? 0;
@@ -345,16 +381,25 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
         size ??= Math.max(0, buffer.sizeBytes - offset);
         checkRange(buffer, offset, size, `createBindGroup binding ${entry.binding}`);
       }
-      const limitError = bindingSizeLimitError(limits, layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset));
+      const limitError = checkSizes ? bindingSizeLimitError(limits, layout.obj, entry.binding, offset, size ?? Math.max(0, buffer.sizeBytes - offset)) : null;
       if (limitError) throw new ReplayError(limitError);
-      if (layout.dynamicBindings.includes(entry.binding)) {
+      if (hasDynamic && layout.dynamicBindings.includes(entry.binding)) {
         dynamic.push({ binding: entry.binding, buffer, offsetBytes: offset, sizeBytes: size ?? Math.max(0, buffer.sizeBytes - offset) });
       }
-      return { binding: entry.binding, resource: { buffer: buffer.obj, offset, size } };
-    });
-    dynamic.sort((a, b) => a.binding - b.binding);
-    const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
-    if (dynamic.length > 0) noteDynamicAlignments(limits, obj, layout.obj, dynamic.map((d) => d.binding));
+      const out = entries[i];
+      out.binding = entry.binding;
+      out.resource.buffer = buffer.obj;
+      out.resource.offset = offset;
+      out.resource.size = size;
+    }
+    bindGroupDescriptor.layout = layout.obj;
+    bindGroupDescriptor.entries = entries;
+    bindGroupDescriptor.label = cmd.label;
+    const obj = ctx.device.createBindGroup(bindGroupDescriptor);
+    if (hasDynamic && dynamic.length > 0) {
+      dynamic.sort((a, b) => a.binding - b.binding);
+      noteDynamicAlignments(limits, obj, layout.obj, dynamic.map((d) => d.binding));
+    }
     ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
   },
 

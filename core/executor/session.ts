@@ -366,7 +366,7 @@ export class Session implements ResidentSession {
       readBulk: (ref) => this.readBulk(ref),
       ring: () => this.bulk.ring(),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
-      submitSuffix: () => (this.stampEndHere && this.iteration.running && this.timer ? this.timer.takeEndCommands() : []),
+      submitSuffix: () => (this.iteration.running && this.timer ? this.timer.takeEndCommands(this.stampEndHere) : []),
     };
   }
 

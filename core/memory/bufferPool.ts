@@ -45,7 +45,12 @@ export interface BufferPoolOptions {
   nextBufferId: () => number;
 }
 
-const bucketKey = (usage: number, classBytes: number): string => `${usage}:${classBytes}`;
+/**
+ * A bucket's key as one number, so a lookup makes no string. Pooled buffers' usage holds only WebGPU's ten
+ * flags (allocator.ts's isPoolable), below 2^10, and size classes stay far below 2^43: the key is unique and exact.
+ */
+const USAGE_KEYS = 1024;
+const bucketKey = (usage: number, classBytes: number): number => classBytes * USAGE_KEYS + usage;
 
 /**
  * One lane's pool. Every buffer it holds is in the ledger, as `ephemeral` while lent
@@ -57,7 +62,7 @@ export class BufferPool {
   private readonly allocator: BufferAllocator;
   private readonly ledger: Ledger;
   private readonly nextBufferId: () => number;
-  private readonly buckets = new Map<string, RealBuffer[]>();
+  private readonly buckets = new Map<number, RealBuffer[]>();
   /** Idle buffers, oldest first (Map keeps insertion order), for eviction. */
   private readonly idle = new Map<number, RealBuffer>();
   private readonly lent = new Map<number, RealBuffer>();
@@ -106,7 +111,10 @@ export class BufferPool {
     const holder = this.holders.get(real.id);
     if (!ownBytes || holder?.jobId !== jobId) this.allocator.clearBuffer(real.buffer, real.sizeBytes);
     if (holder?.label !== label) setLabel(real.buffer, label);
-    this.holders.set(real.id, { jobId, label });
+    if (holder) {
+      holder.jobId = jobId;
+      holder.label = label;
+    } else this.holders.set(real.id, { jobId, label });
     this.ledger.move(real.id, { state: 'ephemeral', jobId, laneId: this.laneId });
     return real;
   }

@@ -46,6 +46,21 @@ interface JobMemory {
   leases: Map<number, LeaseRecord>;
   /** Its query sets and textures by lease id, with the ledger entry that counts each. */
   resources: Map<number, { lease: ResourceLease; ledgerId: number }>;
+  /** Its pooled buffers' labels by the label it gave (`poolLabel`), so a step's many allocations compose none. */
+  poolLabels: Map<string | undefined, string>;
+}
+
+/** At most this many labels a job are remembered (a job may label every buffer differently). */
+const POOL_LABELS_KEPT = 256;
+
+/** The label a pooled buffer lent to `job` carries: the job, what the job called it, and the lane. */
+function poolLabel(job: JobMemory, label: string | undefined): string {
+  let composed = job.poolLabels.get(label);
+  if (composed === undefined) {
+    composed = `${job.id}: ${label ?? 'buffer'} (${job.laneId})`;
+    if (job.poolLabels.size < POOL_LABELS_KEPT) job.poolLabels.set(label, composed);
+  }
+  return composed;
 }
 
 /** How messages name each resource kind. */
@@ -157,7 +172,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
   function allocateEphemeral(job: JobMemory, descriptor: BufferDescriptor, ownBytes: boolean): AllocResult {
     const lane = lanes.get(job.laneId)!;
-    const label = `${job.id}: ${descriptor.label ?? 'buffer'} (${lane.id})`;
+    const label = poolLabel(job, descriptor.label);
     const classBytes = isPoolable(descriptor) ? lane.pool.classSizeFor(descriptor.size) : null;
     if (classBytes !== null) {
       const reused = lane.pool.reuse(job.id, descriptor.usage, descriptor.size, label, ownBytes);
@@ -225,7 +240,30 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
 
   function free(record: LeaseRecord, destroyPooled: boolean): void {
     if (record.lease.kind === 'ephemeral' && record.real.pooled && !destroyPooled) record.freed = true;
-    else destroyLease(record);
+    else if (destroyPooled || !idleInLane(record)) destroyLease(record);
+  }
+
+  /**
+   * A persistent buffer a lane's pool made (it survived the iteration that borrowed it), freed by the job, goes
+   * back to the job's lane instead of being destroyed: inside an iteration it joins the lane as a freed ephemeral
+   * buffer (`rejoinLane`, as a discard does), between iterations it waits idle for the pool's next loan when the
+   * lane has room for it as it is. Frameworks free such buffers in the iteration after the one that made them
+   * (ONNX Runtime's lazyRelease frees after its next submit: two a request of the zoo's small MLP), so without
+   * this each request or step created them again. Reuse is ordered after the work already submitted with it: the
+   * pool zeroes a buffer by a queue write.
+   */
+  function idleInLane(record: LeaseRecord): boolean {
+    const { lease, real } = record;
+    const job = jobs.get(lease.jobId);
+    if (!job || lease.kind !== 'persistent' || !real.pooled || lease.residency !== 'resident') return false;
+    if (job.inIteration) return rejoinLane(job, record);
+    const lane = lanes.get(job.laneId);
+    if (!lane || ledger.laneOccupiedBytes(lane.id) + real.sizeBytes > lanes.sizeBytes(lane.id)) return false;
+    leases.delete(lease.id);
+    job.leases.delete(lease.id);
+    lane.pool.adopt(real, job.id);
+    lane.pool.giveBack(real);
+    return true;
   }
 
   /** The job's ephemeral buffers it freed go back to its lane's pool (its GPU work with them is done). */
@@ -287,6 +325,7 @@ export function createMemoryManager(options: { capacityBytes: number; capacitySo
         stateBytes: 0,
         leases: new Map(),
         resources: new Map(),
+        poolLabels: new Map(),
       });
       ledger.addJob(request.jobId, paddedPersistentBytes(persistentBytes));
       changeCount += 1;

@@ -122,7 +122,8 @@ export interface MemoryManager {
   /** The job destroyed the query set or texture: destroyed and uncounted now. Idempotent. */
   freeResource(lease: ResourceLease): void;
   /**
-   * The job destroyed the buffer. Persistent: destroyed now. Ephemeral: a pooled buffer returns to the pool at the
+   * The job destroyed the buffer. Persistent: destroyed now, unless a lane's pool made it, the job is between
+   * iterations and its lane has room: then it waits idle in the lane for the pool's next loan. Ephemeral: a pooled buffer returns to the pool at the
    * iteration's end (never reused before it), an unpooled one is destroyed now. `discard` destroys a pooled buffer
    * too (use it when the buffer's creation raised an error). Idempotent.
    */

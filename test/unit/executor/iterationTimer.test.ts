@@ -30,6 +30,15 @@ function work(): GPUCommandBuffer {
   return encoder.finish();
 }
 
+/** Counts the file device's submits until `restore`. */
+function countSubmits(): { readonly submits: number; restore(): void } {
+  const { queue } = file.device;
+  const submit = queue.submit.bind(queue);
+  let submits = 0;
+  queue.submit = (buffers: Iterable<GPUCommandBuffer>) => { submits++; submit(buffers); };
+  return { get submits() { return submits; }, restore: () => { queue.submit = submit; } };
+}
+
 describe('IterationTimer', () => {
   it('exists exactly where the device can write timestamps', () => {
     expect(IterationTimer.create(file.device) !== null).toBe(hasTimestamps());
@@ -86,9 +95,7 @@ describe('IterationTimer', () => {
     const { device } = file;
     const timer = IterationTimer.create(device);
     if (!timer) return expect(hasTimestamps()).toBe(false);
-    const submit = device.queue.submit.bind(device.queue);
-    let submits = 0;
-    device.queue.submit = (buffers: Iterable<GPUCommandBuffer>) => { submits++; submit(buffers); };
+    const counter = countSubmits();
     try {
       // Not before the start stamp is written (no iteration, or its first submit not yet made).
       expect(timer.takeEndCommands()).toHaveLength(0);
@@ -102,7 +109,7 @@ describe('IterationTimer', () => {
       expect(await reading).toBe(gpuMs);
       expect(gpuMs).toBeGreaterThan(0);
       expect(gpuMs!).toBeLessThanOrEqual(performance.now() - t0);
-      expect(submits).toBe(1);
+      expect(counter.submits).toBe(1);
       // Work submitted after the carried end is covered: that reading submits its own end stamp.
       timer.begin();
       device.queue.submit([...timer.takeBeginCommands(), work(), ...timer.takeEndCommands()]);
@@ -110,7 +117,7 @@ describe('IterationTimer', () => {
       device.queue.submit([work()]);
       timer.reopen();
       expect(await timer.end()).toBeGreaterThan(0);
-      expect(submits).toBe(4);
+      expect(counter.submits).toBe(4);
       // While a reading maps the readback buffer, no end is carried (a copy into it would fail the job's submit).
       timer.begin();
       device.queue.submit([...timer.takeBeginCommands(), work()]);
@@ -120,7 +127,47 @@ describe('IterationTimer', () => {
       await pending;
       await timer.end();
     } finally {
-      device.queue.submit = submit;
+      counter.restore();
+    }
+    timer.destroy();
+  });
+
+  it('carries the end in the submit that was last in the iteration before, and stamps again when more follow', async () => {
+    const { device } = file;
+    const timer = IterationTimer.create(device);
+    if (!timer) return expect(hasTimestamps()).toBe(false);
+    const counter = countSubmits();
+    /** One submit of the job with no sync point after it in its batch, as the session makes it. */
+    const jobSubmit = () => {
+      device.queue.submit([...timer.takeBeginCommands(), work(), ...timer.takeEndCommands(false)]);
+      timer.reopen();
+    };
+    try {
+      // The first iteration has nothing to go by: its end takes a submit of its own.
+      timer.begin();
+      jobSubmit();
+      jobSubmit();
+      expect(await timer.end()).toBeGreaterThan(0);
+      expect(counter.submits).toBe(3);
+      // Two submits again: the second carries the end, and reading it takes no submit.
+      timer.begin();
+      const t0 = performance.now();
+      jobSubmit();
+      jobSubmit();
+      const twoSubmitsMs = await timer.end();
+      expect(counter.submits).toBe(5);
+      expect(twoSubmitsMs).toBeGreaterThan(0);
+      expect(twoSubmitsMs!).toBeLessThanOrEqual(performance.now() - t0);
+      // A third submit after the carried end: the end is stamped again, after it, with a submit of its own.
+      timer.begin();
+      jobSubmit();
+      jobSubmit();
+      jobSubmit();
+      // (A stale stamp reads as null: this one was written after the third submit.)
+      expect(await timer.end()).toBeGreaterThan(0);
+      expect(counter.submits).toBe(9);
+    } finally {
+      counter.restore();
     }
     timer.destroy();
   });

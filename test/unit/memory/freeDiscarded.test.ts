@@ -74,11 +74,24 @@ describe('freeDiscarded', () => {
     expectLedgerConsistent(manager);
   });
 
-  test('outside an iteration, or where the lane cannot grow for it, it is destroyed as free() would', () => {
-    const outside = withSurvivor();
-    outside.manager.freeDiscarded(outside.survivor);
-    expect(harness.allocator.destroyed.has(outside.survivor.buffer)).toBe(true);
-    expect(outside.manager.takeBack(outside.survivor)).toBe(false);
+  test('outside an iteration it waits idle in the lane, as free() leaves it, and the next iteration is lent it without a createBuffer', () => {
+    const { manager, survivor } = withSurvivor();
+    manager.freeDiscarded(survivor);
+    expect(harness.allocator.destroyed.has(survivor.buffer)).toBe(false);
+    expect(manager.takeBack(survivor)).toBe(false);
+    expect(manager.usage('a').persistentBytes).toBe(0);
+    expect(manager.snapshot().lanes[0].pooledBytes).toBe(SIZE_BYTES);
+    expectLedgerConsistent(manager);
+    const created = harness.allocator.created.length;
+    manager.beginIteration('a');
+    const again = ok(manager.allocate('a', { size: SIZE_BYTES, usage: STORAGE_COPY, label: 'pooled by the framework' }));
+    expect(again.buffer).toBe(survivor.buffer);
+    expect(harness.allocator.created.length).toBe(created);
+    manager.free(again);
+    manager.endIteration('a');
+  });
+
+  test('where the lane cannot grow for it, it is destroyed as free() would', () => {
 
     // Capacity taken by another job's persistent memory, and `a`'s declared share still reserved once the survivor
     // leaves it: the lane, smaller than the survivor, may not grow for it.

@@ -161,16 +161,27 @@ describe('lane pools', () => {
     expect(map.lanes[0].pooledBytes).toBe(MiB); // the scratch buffer, idle
     checkInvariant();
 
-    // The survivor is not lent again, and freeing it destroys it at once.
+    // The survivor is not lent again while the job holds it; freed in an iteration, it goes back to the lane
+    // (not destroyed), and the pool lends it again from the iteration's end.
     manager.beginIteration('a');
     const next = ok(manager.allocate('a', { size: 3000, usage: STORAGE_COPY }));
     expect(next.buffer).not.toBe(weights.buffer);
     manager.free(weights);
-    expect(harness.allocator.destroyed.has(weights.buffer)).toBe(true);
+    expect(harness.allocator.destroyed.has(weights.buffer)).toBe(false);
     manager.free(weights); // idempotent
     manager.free(next);
     manager.endIteration('a');
     expect(manager.usage('a').persistentBytes).toBe(4096);
+    expect(manager.snapshot().lanes[0].pooledBytes).toBe(MiB + 2 * 3072);
+    checkInvariant();
+    manager.beginIteration('a');
+    const created = harness.allocator.created.length;
+    const [one, two] = [0, 1].map(() => ok(manager.allocate('a', { size: 3000, usage: STORAGE_COPY })));
+    expect(harness.allocator.created.length).toBe(created);
+    expect([one.buffer, two.buffer]).toContain(weights.buffer);
+    manager.free(one);
+    manager.free(two);
+    manager.endIteration('a');
   });
 
   test('an unpooled ephemeral buffer counts in the lane and is destroyed when freed', () => {
