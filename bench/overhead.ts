@@ -45,19 +45,19 @@ export const WORKLOADS: Workload[] = [
     spec: (quick) => ({ name: 'wgsl-mlp', file: 'assets/jobs/wgsl-train.js', args: ['--batch', '512', '--hidden', '64'], iterations: quick ? 40 : 80, warmup: quick ? 10 : 20, repeats: quick ? 2 : 3 }),
   },
   {
-    id: 'ort-mlp', what: 'ORT server, MLP batch 1, closed loop',
+    id: 'ort-mlp', what: 'ORT server, MLP batch 1, closed loop (ORT\'s buffer caches on locally, off through the service: core/client/adapters/ort.ts)',
     spec: (quick) => ({ name: 'ort-mlp', file: 'assets/jobs/ort-serve.js', args: ['--size', 'small'], lengthArgs: ORT_LENGTH, nodeFlags: LIFTOFF, iterations: quick ? 30 : 60, warmup: 5, repeats: quick ? 2 : 3 }),
   },
   {
-    id: 'ort-convnet', what: 'ORT server, conv net batch 1, closed loop',
+    id: 'ort-convnet', what: 'ORT server, conv net batch 1, closed loop (ORT\'s buffer caches on locally, off through the service)',
     spec: (quick) => ({ name: 'ort-convnet', file: 'assets/jobs/ort-serve.js', args: ['--size', 'medium'], lengthArgs: ORT_LENGTH, nodeFlags: LIFTOFF, iterations: quick ? 20 : 40, warmup: 4, repeats: quick ? 2 : 3 }),
   },
 ];
 
 /** The paper's statement for E5 (SALUS-NOTES.md). */
 const PAPER_E5 = '0.9–1.15 of TF for most models; VAE, SuperRes outliers';
-/** Issue 10's target: local / service ≥ 0.90 for every workload. */
-const TARGET_E5 = 0.9;
+/** Issue 19's target: local / service ≥ 0.95 for every workload (issue 10 asked 0.90). */
+const TARGET_E5 = 0.95;
 
 type Cpu = Awaited<ReturnType<typeof benchExample>>['cpu'];
 
