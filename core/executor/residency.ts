@@ -13,7 +13,7 @@
  * So "does not fit" becomes "fits, slower"; what still cannot fit fails at the
  * allocation, as before.
  */
-import type { Command } from '../protocol/commands.js';
+import type { Command, CommandOp } from '../protocol/commands.js';
 import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryManager.js';
 import { sizeClassBytes } from '../memory/bufferPool.js';
 import { formatBytes } from '../platform/size.js';
@@ -45,6 +45,9 @@ interface BindGroupSource {
   /** Each entry: a buffer range (by the job's id), or the texture view or sampler it bound. */
   entries: Array<{ binding: number; buffer?: number; offset?: number; size?: number; resource?: GPUTextureView | GPUSampler | GPUTexture }>;
 }
+
+/** The ops BindGroupSources.observe handles: the session calls it for these only (opFlags.ts). */
+export const BIND_GROUP_SOURCE_OPS: readonly CommandOp[] = ['release', 'createBindGroup', 'createBindGroupOfResources'];
 
 /** Per session: the descriptors of its live bind groups. */
 export class BindGroupSources {

@@ -18,7 +18,7 @@
  * A buffer created inside the window is never live-in (it started as zeros).
  * Any GPU error in the window taints it: every touched buffer counts as live-in.
  */
-import type { Command } from '../protocol/commands.js';
+import type { Command, CommandOp } from '../protocol/commands.js';
 import type { BufferEntry, ObjectTable } from './objects.js';
 import { moduleAccess, type ModuleAccess } from './wgslAccess.js';
 
@@ -113,6 +113,15 @@ function addRange(ranges: Array<[number, number]>, start: number, end: number): 
 
 const covers = (ranges: Array<[number, number]>, start: number, end: number): boolean =>
   end <= start || ranges.some(([s, e]) => s <= start && end <= e);
+
+/** The ops WorkingSetTracker.observe handles (its switch's cases): the session calls it for these only (opFlags.ts). */
+export const WORKING_SET_OPS: readonly CommandOp[] = [
+  'setPipeline', 'setBindGroup', 'dispatch', 'endPass', 'createBuffer', 'createShaderModule', 'createComputePipeline',
+  'createBindGroup', 'createBindGroupOfResources', 'beginComputePass', 'dispatchIndirect', 'copyBufferToBuffer', 'clearBuffer',
+  'resolveQuerySet', 'copyBufferToTexture', 'copyTextureToBuffer', 'beginRenderPass', 'endRenderPass', 'setVertexBuffer',
+  'setIndexBuffer', 'drawIndirect', 'renderSetBindGroup', 'finish', 'submit', 'writeBuffer', 'mapAsync', 'readMapped',
+  'writeMapped', 'release', 'discard',
+];
 
 /** Tracks one session's accesses; see the file's comment for the rules. */
 export class WorkingSetTracker {
