@@ -110,7 +110,12 @@ const RESIDENCY_WAIT_MS = 60_000;
 
 /** Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it uses. */
 function allocationBytes(cmds: readonly Command[], table: ObjectTable, memory: MemoryManager): number {
-  const created = cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
+  // A plain loop: it runs over every command of every batch.
+  let created = 0;
+  for (let i = 0; i < cmds.length; i++) {
+    const cmd = cmds[i];
+    if (cmd.op === 'createBuffer') created += sizeClassBytes(cmd.size);
+  }
   return created + sizeClassBytes(discardedBytes(table, memory, cmds));
 }
 

@@ -130,6 +130,9 @@ export class WorkingSetTracker {
   private readonly pipelines = new Map<number, number>();
   private readonly bindGroups = new Map<number, BoundBuffer[]>();
   private readonly passes = new Map<number, PassState>();
+  /** The pass passOf found last, and its id. */
+  private lastPassId = 0;
+  private lastPass: PassState | undefined;
   /** Each open render pass's command encoder. */
   private readonly renderPasses = new Map<number, number>();
   private readonly groupAccesses = new Map<number, GroupAccesses>();
@@ -178,7 +181,7 @@ export class WorkingSetTracker {
   private observePass(cmd: Extract<Command, { op: 'setPipeline' | 'setBindGroup' | 'dispatch' | 'endPass' }>): void {
     switch (cmd.op) {
       case 'setPipeline': {
-        const pass = this.passes.get(cmd.pass);
+        const pass = this.passOf(cmd.pass);
         if (pass && pass.pipeline !== cmd.pipeline) {
           pass.pipeline = cmd.pipeline;
           pass.recordedAt = -1;
@@ -186,7 +189,7 @@ export class WorkingSetTracker {
         return;
       }
       case 'setBindGroup': {
-        const pass = this.passes.get(cmd.pass);
+        const pass = this.passOf(cmd.pass);
         if (!pass) return;
         const before = pass.groups.get(cmd.index);
         if (cmd.bindGroup === null) {
@@ -204,6 +207,7 @@ export class WorkingSetTracker {
         return this.recordDispatch(cmd, null);
       case 'endPass':
         this.passes.delete(cmd.pass);
+        this.lastPassId = 0;
     }
   }
 
@@ -232,6 +236,7 @@ export class WorkingSetTracker {
       }
       case 'beginComputePass':
         this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
+        this.lastPassId = 0;
         return;
       case 'dispatchIndirect':
         this.recordDispatch(cmd, table);
@@ -293,6 +298,7 @@ export class WorkingSetTracker {
         const accesses = this.pending.get(cmd.encoder);
         this.pending.delete(cmd.encoder);
         for (const [id, pass] of this.passes) if (pass.encoder === cmd.encoder) this.passes.delete(id);
+        this.lastPassId = 0;
         if (ok && accesses) this.pending.set(cmd.id, accesses);
         return;
       }
@@ -352,6 +358,19 @@ export class WorkingSetTracker {
     this.bindGroups.delete(id);
     this.pending.delete(id);
     this.passes.delete(id);
+    this.lastPassId = 0;
+  }
+
+  /**
+   * The open pass `id`'s state: a pass's commands come in runs, so the last one found is kept (every change to
+   * `passes` forgets it; 0 is no id).
+   */
+  private passOf(id: number): PassState | undefined {
+    if (id !== this.lastPassId) {
+      this.lastPass = this.passes.get(id);
+      this.lastPassId = id;
+    }
+    return this.lastPass;
   }
 
   private access(moduleId: number | undefined): ModuleAccess {
@@ -365,7 +384,7 @@ export class WorkingSetTracker {
 
   /** `table` looks up a dispatchIndirect's buffer (null for a direct dispatch). */
   private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, table: ObjectTable | null): void {
-    const pass = this.passes.get(cmd.pass);
+    const pass = this.passOf(cmd.pass);
     if (!pass) return;
     if (cmd.op === 'dispatchIndirect' && table) {
       const indirect = liveBuffer(table, cmd.buffer);

@@ -238,10 +238,25 @@ export interface DecodedBatch {
   malformed: MalformedCommand[];
 }
 
-/** The request ids of a batch, well-formed commands' and malformed ones' alike: each is owed one reply. */
-export function requestIds(batch: Pick<DecodedBatch, 'cmds' | 'malformed'>): number[] {
+/** Whether each opcode's commands carry a request id. */
+const AWAITS: readonly boolean[] = (() => {
+  const awaits = new Array<boolean>(256).fill(false);
+  for (const entry of ENTRIES) awaits[entry.code] = entry.names.includes('rid');
+  return awaits;
+})();
+
+/**
+ * The request ids of a batch, well-formed commands' and malformed ones' alike: each is owed one reply. With the
+ * batch's `codes`, only the commands of ops that carry one are looked at.
+ */
+export function requestIds(batch: Pick<DecodedBatch, 'cmds' | 'malformed'> & { codes?: readonly number[] }): number[] {
+  const { cmds, codes } = batch;
   const rids: number[] = [];
-  for (const cmd of batch.cmds) if ('rid' in cmd && cmd.rid !== undefined) rids.push(cmd.rid);
+  for (let i = 0; i < cmds.length; i++) {
+    if (codes && !AWAITS[codes[i]]) continue;
+    const rid = (cmds[i] as { rid?: number }).rid;
+    if (rid !== undefined) rids.push(rid);
+  }
   for (const bad of batch.malformed) if (bad.rid !== undefined) rids.push(bad.rid);
   return rids;
 }
