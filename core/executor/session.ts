@@ -31,7 +31,7 @@ export interface SessionHost {
   /** Resolves when the job may start its next iteration (the scheduler's grant). */
   acquireIteration(): Promise<void>;
   /** Makes room for a batch and makes the job's buffers resident before it replays (core/executor/residency.ts); absent: nothing pages. */
-  prepareBatch?(cmds: readonly Command[]): Promise<void> | undefined;
+  prepareBatch?(cmds: readonly Command[], codes: readonly number[]): Promise<void> | undefined;
   /** The batch prepared last ended or waits for a grant: room held for it goes back. */
   releaseBatch?(): void;
   /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
@@ -200,7 +200,7 @@ export class Session implements ResidentSession {
     if (this.iteration.batchNeedsGrant(lastIndexWith(codes, OP_SUBMIT) >= 0) && !(await this.beginIteration())) return;
     this.busy = true;
     try {
-      const preparing = this.host.prepareBatch?.(cmds);
+      const preparing = this.host.prepareBatch?.(cmds, codes);
       if (preparing) await preparing;
       this.ctx.payload = payload;
       await this.replayCommands(cmds, codes);
@@ -248,7 +248,7 @@ export class Session implements ResidentSession {
       // never waits for it (a marked iteration may submit again after it, and the timer then reads again).
       if ((flags & OP_SYNC) && iteration.syncPoint() && index === markAt) this.timer?.markEnd();
       if (flags & OP_SESSION) {
-        if (!(await this.runSessionCommand(cmd, code, cmds, index))) return;
+        if (!(await this.runSessionCommand(cmd, code, { cmds, codes }, index))) return;
         continue;
       }
       this.stampEndHere = index === stampEndAt;
@@ -273,14 +273,14 @@ export class Session implements ResidentSession {
    * Runs one of the commands the session handles itself (OP_SESSION): iteration marks, devices, error scopes.
    * False when the batch must stop (the session closed, or the grant was refused).
    */
-  private async runSessionCommand(cmd: Command, code: number, cmds: readonly Command[], index: number): Promise<boolean> {
+  private async runSessionCommand(cmd: Command, code: number, batch: { cmds: readonly Command[]; codes: readonly number[] }, index: number): Promise<boolean> {
     const iteration = this.iteration;
     switch (cmd.op) {
       case 'iterationBegin':
         this.scopes.closeSegment();
         if (iteration.endsBeforeMarkedBegin()) await this.endIteration();
         iteration.markedBegin();
-        if (!iteration.running && !(await this.waitForGrant(cmds.slice(index)))) return false;
+        if (!iteration.running && !(await this.waitForGrant(batch.cmds.slice(index), batch.codes.slice(index)))) return false;
         this.scopes.openSegment();
         return true;
       case 'iterationEnd':
@@ -382,12 +382,12 @@ export class Session implements ResidentSession {
   }
 
   /** Waits for the grant mid-batch, not busy meanwhile (its buffers may page out), then makes the rest of the batch resident again. */
-  private async waitForGrant(rest: readonly Command[]): Promise<boolean> {
+  private async waitForGrant(rest: readonly Command[], restCodes: readonly number[]): Promise<boolean> {
     this.busy = false;
     this.host.releaseBatch?.();
     const granted = await this.beginIteration();
     this.busy = true;
-    const preparing = granted ? this.host.prepareBatch?.(rest) : undefined;
+    const preparing = granted ? this.host.prepareBatch?.(rest, restCodes) : undefined;
     if (preparing) await preparing;
     return granted && !this.closed;
   }
