@@ -255,7 +255,7 @@ export class Session implements ResidentSession {
       const error = replay(ctx, cmd, code);
       this.stampEndHere = false;
       if (error) this.scopes.report(error);
-      if (flags & OP_WORKING_SET) this.workingSetTracker.observe(cmd, this.table, error === null);
+      if (flags & OP_WORKING_SET) this.workingSetTracker.observe(cmd, code, this.table, error === null);
       if (flags & OP_BIND_GROUP_SOURCES) this.bindGroupSources.observe(cmd, this.table, error === null);
       if (flags & OP_SUBMIT) {
         iteration.submitted();

@@ -18,7 +18,7 @@
  * A buffer created inside the window is never live-in (it started as zeros).
  * Any GPU error in the window taints it: every touched buffer counts as live-in.
  */
-import type { Command, CommandOp } from '../protocol/commands.js';
+import { COMMANDS, type Command, type CommandOf, type CommandOp } from '../protocol/commands.js';
 import type { BufferEntry, ObjectTable } from './objects.js';
 import { moduleAccess, type ModuleAccess } from './wgslAccess.js';
 
@@ -114,6 +114,11 @@ function addRange(ranges: Array<[number, number]>, start: number, end: number): 
 const covers = (ranges: Array<[number, number]>, start: number, end: number): boolean =>
   end <= start || ranges.some(([s, e]) => s <= start && end <= e);
 
+const SET_PIPELINE = COMMANDS.setPipeline.code;
+const SET_BIND_GROUP = COMMANDS.setBindGroup.code;
+const DISPATCH = COMMANDS.dispatch.code;
+const END_PASS = COMMANDS.endPass.code;
+
 /** The ops WorkingSetTracker.observe handles (its switch's cases): the session calls it for these only (opFlags.ts). */
 export const WORKING_SET_OPS: readonly CommandOp[] = [
   'setPipeline', 'setBindGroup', 'dispatch', 'endPass', 'createBuffer', 'createShaderModule', 'createComputePipeline',
@@ -168,47 +173,43 @@ export class WorkingSetTracker {
    * Records what `cmd` did, after it was replayed; `ok` is false when the replay
    * rejected it (then it did nothing). Reads the table for the objects it names.
    */
-  observe(cmd: Command, table: ObjectTable, ok: boolean): void {
-    switch (cmd.op) {
-      // The commands a compute pass repeats most come first, and need no buffer of the table.
-      case 'setPipeline': case 'setBindGroup': case 'dispatch': case 'endPass':
-        return this.observePass(cmd);
+  observe(cmd: Command, code: number, table: ObjectTable, ok: boolean): void {
+    // The commands a compute pass repeats most, found by opcode: reading `op` of commands of many shapes costs more
+    // than the rest of their observation. They need no buffer of the table.
+    switch (code) {
+      case SET_PIPELINE: return this.observeSetPipeline(cmd as CommandOf<'setPipeline'>);
+      case SET_BIND_GROUP: return this.observeSetBindGroup(cmd as CommandOf<'setBindGroup'>);
+      case DISPATCH: return this.recordDispatch(cmd as CommandOf<'dispatch'>, null);
+      case END_PASS:
+        this.passes.delete((cmd as CommandOf<'endPass'>).pass);
+        this.lastPassId = 0;
+        return;
       default:
         return this.observeOther(cmd, table, ok);
     }
   }
 
-  private observePass(cmd: Extract<Command, { op: 'setPipeline' | 'setBindGroup' | 'dispatch' | 'endPass' }>): void {
-    switch (cmd.op) {
-      case 'setPipeline': {
-        const pass = this.passOf(cmd.pass);
-        if (pass && pass.pipeline !== cmd.pipeline) {
-          pass.pipeline = cmd.pipeline;
-          pass.recordedAt = -1;
-        }
-        return;
-      }
-      case 'setBindGroup': {
-        const pass = this.passOf(cmd.pass);
-        if (!pass) return;
-        const before = pass.groups.get(cmd.index);
-        if (cmd.bindGroup === null) {
-          if (before) pass.recordedAt = -1;
-          pass.groups.delete(cmd.index);
-          return;
-        }
-        const dynamic = (cmd.dynamicOffsets?.length ?? 0) > 0;
-        if (before?.bindGroup === cmd.bindGroup && before.dynamic === dynamic) return;
-        pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic });
-        pass.recordedAt = -1;
-        return;
-      }
-      case 'dispatch':
-        return this.recordDispatch(cmd, null);
-      case 'endPass':
-        this.passes.delete(cmd.pass);
-        this.lastPassId = 0;
+  private observeSetPipeline(cmd: CommandOf<'setPipeline'>): void {
+    const pass = this.passOf(cmd.pass);
+    if (pass && pass.pipeline !== cmd.pipeline) {
+      pass.pipeline = cmd.pipeline;
+      pass.recordedAt = -1;
     }
+  }
+
+  private observeSetBindGroup(cmd: CommandOf<'setBindGroup'>): void {
+    const pass = this.passOf(cmd.pass);
+    if (!pass) return;
+    const before = pass.groups.get(cmd.index);
+    if (cmd.bindGroup === null) {
+      if (before) pass.recordedAt = -1;
+      pass.groups.delete(cmd.index);
+      return;
+    }
+    const dynamic = (cmd.dynamicOffsets?.length ?? 0) > 0;
+    if (before?.bindGroup === cmd.bindGroup && before.dynamic === dynamic) return;
+    pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic });
+    pass.recordedAt = -1;
   }
 
   private observeOther(cmd: Command, table: ObjectTable, ok: boolean): void {
@@ -386,7 +387,7 @@ export class WorkingSetTracker {
   private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, table: ObjectTable | null): void {
     const pass = this.passOf(cmd.pass);
     if (!pass) return;
-    if (cmd.op === 'dispatchIndirect' && table) {
+    if (table && cmd.op === 'dispatchIndirect') {
       const indirect = liveBuffer(table, cmd.buffer);
       if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
     }
