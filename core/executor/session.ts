@@ -9,7 +9,7 @@
  * (core/executor/iteration.ts), which this session feeds the events of each batch;
  * the session does the waiting (for the grant, the GPU, the job's reads).
  */
-import type { Command, DataRef, GpuErrorJson } from '../protocol/commands.js';
+import type { Command, GpuErrorJson } from '../protocol/commands.js';
 import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import type { ErrorScopes } from './errorScopes.js';
@@ -325,11 +325,6 @@ export class Session implements ResidentSession {
     this.table.device = this.devices.current.config;
   }
 
-  /** Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts). */
-  private readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array {
-    return this.bulk.read(ref);
-  }
-
   /**
    * Ends now the memory side of an iteration whose scheduling side ended (normally it ends at the job's next
    * non-release command), so that what it still holds counts as persistent and may page out. Only between batches.
@@ -374,7 +369,8 @@ export class Session implements ResidentSession {
         noteAnswer(requests, rid);
         if (!this.closed) this.host.replyError(rid, message, gpu);
       },
-      readBulk: (ref) => this.readBulk(ref),
+      // Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts).
+      readBulk: (ref) => this.bulk.read(ref),
       ring: () => this.bulk.ring(),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
       submitSuffix: () => (this.stampEndHere && this.iteration.running && this.timer ? this.timer.takeEndCommands() : []),
