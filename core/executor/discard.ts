@@ -11,7 +11,7 @@
  * naming it are made again on first use. So what stays between iterations is
  * the model's true state, and the working set is served from lanes.
  */
-import type { Command } from '../protocol/commands.js';
+import { COMMANDS, type Command, type CommandOp } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { moveBuffer, ReplayError, type BindGroupEntry, type BufferEntry, type ObjectTable } from './objects.js';
 
@@ -106,8 +106,19 @@ function visitIdsUsed(cmd: Command, visit: (id: number) => void): void {
   }
 }
 
-/** Bytes that replaying `cmds` would allocate again: the discarded buffers they use, once each. */
-export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: readonly Command[]): number {
+/** Whether each opcode's commands name buffers or bind groups that visitIdsUsed visits (its switch's cases). */
+const USES_IDS: Uint8Array = (() => {
+  const ops: CommandOp[] = [
+    'writeBuffer', 'mapAsync', 'readMapped', 'writeMapped', 'unmap', 'createBindGroup', 'setBindGroup', 'dispatchIndirect', 'clearBuffer',
+    'copyBufferToBuffer', 'resolveQuerySet', 'createBindGroupOfResources', 'copyBufferToTexture', 'copyTextureToBuffer',
+  ];
+  const uses = new Uint8Array(256);
+  for (const op of ops) uses[COMMANDS[op].code] = 1;
+  return uses;
+})();
+
+/** Bytes that replaying `cmds` (opcodes `codes`) would allocate again: the discarded buffers they use, once each. */
+export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: readonly Command[], codes: readonly number[]): number {
   // A job that never discarded a buffer (no framework adapter) has none to bring back: no walk per batch.
   if (!table.everDiscarded) return 0;
   let bytes = 0;
@@ -123,7 +134,7 @@ export function discardedBytes(table: ObjectTable, memory: MemoryManager, cmds: 
     if (entry?.kind === 'buffer') add(entry);
     else if (entry?.kind === 'bindGroup') for (const buffer of entry.buffers) add(buffer);
   };
-  for (const cmd of cmds) visitIdsUsed(cmd, visit);
+  for (let i = 0; i < codes.length; i++) if (USES_IDS[codes[i]]) visitIdsUsed(cmds[i], visit);
   return bytes;
 }
 

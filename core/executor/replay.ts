@@ -9,7 +9,7 @@
  * the table's order, so a command's replay is found by its name; families with
  * state of their own live beside it (textures.ts, render.ts, objects.ts).
  */
-import { DATA_CHUNK_BYTES, REQUEST_OPS, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
+import { COMMANDS, DATA_CHUNK_BYTES, REQUEST_OPS, type Command, type CommandOf, type CommandOp, type DataRef, type GpuErrorJson } from '../protocol/commands.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import { discardBuffer } from './discard.js';
 import { pollDawnSoon } from './dawnPolling.js';
@@ -608,9 +608,9 @@ const CREATES: Partial<Record<CommandOp, EntryKind>> = {
 };
 
 /**
- * What replay needs of each op, found with one lookup per command: its handler, the kind it creates, and the
- * field naming the encoder it records into. Made once from the tables above (a null prototype: an op the
- * table lacks is simply absent).
+ * What replay needs of each op, found by its opcode (commandTable.ts's `code`) with one array read per command:
+ * its handler, the kind it creates, and the field naming the encoder it records into. Made once from the tables
+ * above; an opcode without a handler has no row.
  */
 interface OpInfo {
   readonly handler: Handler<CommandOp>;
@@ -620,9 +620,13 @@ interface OpInfo {
   readonly awaits: boolean;
 }
 
-const OP_INFO: ReadonlyMap<string, OpInfo> = new Map((Object.keys(handlers) as CommandOp[]).map((op) => [op, {
-  handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op], awaits: REQUEST_OPS.has(op),
-}]));
+const OP_INFO: readonly (OpInfo | undefined)[] = (() => {
+  const rows: (OpInfo | undefined)[] = new Array<OpInfo | undefined>(256).fill(undefined);
+  for (const op of Object.keys(handlers) as CommandOp[]) {
+    rows[COMMANDS[op].code] = { handler: handlers[op] as Handler<CommandOp>, creates: CREATES[op], encoderField: ENCODER_OPS[op], awaits: REQUEST_OPS.has(op) };
+  }
+  return rows;
+})();
 
 /** The kind of object command `op` creates (its `id`), or undefined for a command that creates none. */
 export function createdKind(op: string): EntryKind | undefined {
@@ -630,11 +634,11 @@ export function createdKind(op: string): EntryKind | undefined {
 }
 
 /**
- * Replays one command. Returns the GPU error our own checks raised, if any
- * (Dawn's own errors are caught by the segment's real error scopes).
+ * Replays one command, whose opcode is `code` (the decoded batch's `codes`). Returns the GPU error our own checks
+ * raised, if any (Dawn's own errors are caught by the segment's real error scopes).
  */
-export function replay(ctx: ReplayContext, cmd: Command): GpuErrorJson | null {
-  const info = OP_INFO.get(cmd.op);
+export function replay(ctx: ReplayContext, cmd: Command, code: number): GpuErrorJson | null {
+  const info = OP_INFO[code];
   if (!info) return { type: 'validation', message: `command '${cmd.op}' cannot be replayed here` };
   // A command that awaits gets exactly one reply: if its handler throws before answering, the error is the answer.
   const rid = info.awaits ? (cmd as { rid?: number }).rid : undefined;

@@ -13,7 +13,7 @@
  * So "does not fit" becomes "fits, slower"; what still cannot fit fails at the
  * allocation, as before.
  */
-import type { Command } from '../protocol/commands.js';
+import { COMMANDS, type Command, type CommandOf, type CommandOp } from '../protocol/commands.js';
 import type { BufferLease, MemoryManager, PageResult } from '../memory/memoryManager.js';
 import { sizeClassBytes } from '../memory/bufferPool.js';
 import { formatBytes } from '../platform/size.js';
@@ -45,6 +45,9 @@ interface BindGroupSource {
   /** Each entry: a buffer range (by the job's id), or the texture view or sampler it bound. */
   entries: Array<{ binding: number; buffer?: number; offset?: number; size?: number; resource?: GPUTextureView | GPUSampler | GPUTexture }>;
 }
+
+/** The ops BindGroupSources.observe handles: the session calls it for these only (opFlags.ts). */
+export const BIND_GROUP_SOURCE_OPS: readonly CommandOp[] = ['release', 'createBindGroup', 'createBindGroupOfResources'];
 
 /** Per session: the descriptors of its live bind groups. */
 export class BindGroupSources {
@@ -105,10 +108,18 @@ function pinned(objects: ObjectTable): Set<BufferEntry> {
 /** How long a batch waits for room to page its job's buffers back in; then it replays, and a use of a buffer still paged out fails. */
 const RESIDENCY_WAIT_MS = 60_000;
 
-/** Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it uses. */
-function allocationBytes(cmds: readonly Command[], table: ObjectTable, memory: MemoryManager): number {
-  const created = cmds.reduce((sum, cmd) => sum + (cmd.op === 'createBuffer' ? sizeClassBytes(cmd.size) : 0), 0);
-  return created + sizeClassBytes(discardedBytes(table, memory, cmds));
+const CREATE_BUFFER = COMMANDS.createBuffer.code;
+
+/**
+ * Bytes the batch will allocate (rounded up as a lane's pool would): the buffers it creates and the discarded ones it
+ * uses. `codes` are the commands' opcodes: only createBuffer's commands are read.
+ */
+function allocationBytes(cmds: readonly Command[], codes: readonly number[], table: ObjectTable, memory: MemoryManager): number {
+  let created = 0;
+  for (let i = 0; i < codes.length; i++) {
+    if (codes[i] === CREATE_BUFFER) created += sizeClassBytes((cmds[i] as CommandOf<'createBuffer'>).size);
+  }
+  return created + sizeClassBytes(discardedBytes(table, memory, cmds, codes));
 }
 
 /** One per service: pages idle jobs out and a batch's job in. */
@@ -149,12 +160,12 @@ export class Residency {
   }
 
   /** Makes room for the batch and makes every buffer of its job resident; resolves when it may replay (undefined: at once). */
-  prepare(session: ResidentSession, cmds: readonly Command[]): Promise<void> | undefined {
+  prepare(session: ResidentSession, cmds: readonly Command[], codes: readonly number[]): Promise<void> | undefined {
     // The common case costs no wait: nothing of the job is paged out or paging, and what it allocates fits.
-    const allocating = allocationBytes(cmds, session.objects, this.memory);
+    const allocating = allocationBytes(cmds, codes, session.objects, this.memory);
     const pagedOut = this.memory.residency(session.jobId).pagedOutBytes > 0;
     if (!pagedOut && this.inFlight.size === 0 && (allocating === 0 || this.shortBytes(session, 0, allocating) === 0)) return undefined;
-    return this.prepareWaiting(session, cmds);
+    return this.prepareWaiting(session, cmds, codes);
   }
 
   /** Bytes the job could not get now of `pagedBytes` to page in and `allocatingBytes` to allocate (0: all fit). */
@@ -176,14 +187,14 @@ export class Residency {
    * Takes turns with other jobs' preparations until the job's buffers are all back; between tries (memory freed
    * by an iteration's end, a job leaving) the job is not busy, so others may page it out meanwhile.
    */
-  private async prepareWaiting(session: ResidentSession, cmds: readonly Command[]): Promise<void> {
+  private async prepareWaiting(session: ResidentSession, cmds: readonly Command[], codes: readonly number[]): Promise<void> {
     const deadline = performance.now() + RESIDENCY_WAIT_MS;
     for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
-      const run = this.turn.then(() => this.prepareNow(session, cmds));
+      const run = this.turn.then(() => this.prepareNow(session, cmds, codes));
       this.turn = run.then(() => {}, () => {});
       if (await run) {
         // The room it made stays its own until the batch allocates (or lets go, release()): no other job's turn takes it.
-        this.memory.holdRoom(session.jobId, allocationBytes(cmds, session.objects, this.memory));
+        this.memory.holdRoom(session.jobId, allocationBytes(cmds, codes, session.objects, this.memory));
         return;
       }
       if (performance.now() > deadline || session.isClosed) return;
@@ -199,7 +210,7 @@ export class Residency {
   }
 
   /** One try; true when every buffer of the job is resident. */
-  private async prepareNow(session: ResidentSession, cmds: readonly Command[]): Promise<boolean> {
+  private async prepareNow(session: ResidentSession, cmds: readonly Command[], codes: readonly number[]): Promise<boolean> {
     const paged: Array<{ entry: BufferEntry; lease: BufferLease }> = [];
     for (const entry of session.objects.values()) {
       if (entry.kind !== 'buffer' || !entry.lease || entry.destroyed) continue;
@@ -207,7 +218,7 @@ export class Residency {
       if (pending) await pending;
       if (entry.lease.residency === 'paged-out') paged.push({ entry, lease: entry.lease });
     }
-    const allocating = allocationBytes(cmds, session.objects, this.memory);
+    const allocating = allocationBytes(cmds, codes, session.objects, this.memory);
     const pagedBytes = paged.reduce((sum, p) => sum + p.lease.realSizeBytes, 0);
     const short = () => this.shortBytes(session, pagedBytes, allocating);
     if (short() > 0) await this.makeRoom(session, () => short() === 0);

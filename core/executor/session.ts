@@ -9,7 +9,7 @@
  * (core/executor/iteration.ts), which this session feeds the events of each batch;
  * the session does the waiting (for the grant, the GPU, the job's reads).
  */
-import type { Command, DataRef, GpuErrorJson } from '../protocol/commands.js';
+import type { Command, GpuErrorJson } from '../protocol/commands.js';
 import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import type { ErrorScopes } from './errorScopes.js';
@@ -17,6 +17,9 @@ import { JobDevices } from './jobDevices.js';
 import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
 import { reviveBuffer } from './discard.js';
 import { createdKind, noteAnswer, replay, type ReplayContext, type RequestWatch } from './replay.js';
+import {
+  OP_BIND_GROUP_SOURCES, OP_DISPATCH, OP_FLAGS, OP_LARGE_REPLY, OP_RELEASE, OP_SESSION, OP_SUBMIT, OP_SYNC, OP_WORKING_SET, lastIndexWith,
+} from './opFlags.js';
 import { IterationTimer } from './iterationTimer.js';
 import { IterationMachine, type IterationSource } from './iteration.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
@@ -28,7 +31,7 @@ export interface SessionHost {
   /** Resolves when the job may start its next iteration (the scheduler's grant). */
   acquireIteration(): Promise<void>;
   /** Makes room for a batch and makes the job's buffers resident before it replays (core/executor/residency.ts); absent: nothing pages. */
-  prepareBatch?(cmds: readonly Command[]): Promise<void> | undefined;
+  prepareBatch?(cmds: readonly Command[], codes: readonly number[]): Promise<void> | undefined;
   /** The batch prepared last ended or waits for a grant: room held for it goes back. */
   releaseBatch?(): void;
   /** The iteration's GPU work is done after `elapsedMs` (grant to completion). */
@@ -45,18 +48,8 @@ export interface SessionHost {
   whenWritable?(): Promise<void> | null;
 }
 
-/** Commands that only let go of things: they still belong to the iteration before them. */
-const RELEASE_OPS = new Set<Command['op']>(['destroy', 'unmap', 'setLabel', 'release', 'discard', 'readMapped', 'writeMapped']);
-
-/** Commands after which an inferred iteration ends (the job waits on the GPU there). */
-const SYNC_OPS = new Set<Command['op']>(['mapAsync', 'workDone', 'popErrorScope']);
-const SUBMIT_OPS = new Set<Command['op']>(['submit']);
-
-/** The index of the last command of `cmds` whose op is in `ops` (-1: none); scans from the end, where they usually are. */
-function lastIndexOf(cmds: readonly Command[], ops: ReadonlySet<Command['op']>): number {
-  for (let i = cmds.length - 1; i >= 0; i--) if (ops.has(cmds[i].op)) return i;
-  return -1;
-}
+/** The payload of the context between batches (none: the last batch's bytes are not kept). */
+const NO_PAYLOAD = new Uint8Array(0);
 
 /** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
 export const MALFORMED_LOG_LIMIT = 10;
@@ -84,6 +77,8 @@ export class Session implements ResidentSession {
   readonly bindGroupSources = new BindGroupSources();
   /** True while a batch is prepared or replayed (not while it waits for a grant): then its buffers never page out. */
   busy = false;
+  /** What the replay handlers use: one per session, made once (its `payload` is the replaying batch's data section). */
+  private readonly ctx: ReplayContext & { payload: Uint8Array };
 
   constructor(
     readonly jobId: string,
@@ -100,6 +95,7 @@ export class Session implements ResidentSession {
       endMemory: () => memory.endIteration(jobId),
       finish: (elapsedMs, counted) => host.finishIteration(elapsedMs, counted),
     });
+    this.ctx = this.context();
     // Discarded buffers come back, and bind groups on moved buffers are made again, when the job next uses them.
     const revive = (entry: BufferEntry) => reviveBuffer({ jobId, device, table: this.table, memory }, entry);
     this.table.refresh = {
@@ -198,42 +194,46 @@ export class Session implements ResidentSession {
     this.memory.release(this.jobId);
   }
 
-  private async replayBatch({ cmds, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
+  private async replayBatch({ cmds, codes, malformed }: DecodedBatch, payload: Uint8Array): Promise<void> {
     if (this.closed) return;
     this.reportMalformed(malformed);
-    if (this.iteration.batchNeedsGrant(lastIndexOf(cmds, SUBMIT_OPS) >= 0) && !(await this.beginIteration())) return;
+    if (this.iteration.batchNeedsGrant(lastIndexWith(codes, OP_SUBMIT) >= 0) && !(await this.beginIteration())) return;
     this.busy = true;
     try {
-      const preparing = this.host.prepareBatch?.(cmds);
+      const preparing = this.host.prepareBatch?.(cmds, codes);
       if (preparing) await preparing;
-      await this.replayCommands(cmds, payload);
+      this.ctx.payload = payload;
+      await this.replayCommands(cmds, codes);
     } finally {
+      this.ctx.payload = NO_PAYLOAD;
       this.busy = false;
       this.host.releaseBatch?.();
     }
   }
 
-  private async replayCommands(cmds: Command[], payload: Uint8Array): Promise<void> {
-    const ctx = this.context(payload);
+  private async replayCommands(cmds: Command[], codes: number[]): Promise<void> {
+    const ctx = this.ctx;
     this.scopes.openSegment();
     const iteration = this.iteration;
     iteration.startBatch();
     // Where the timer may mark an iteration's end early: at the batch's last sync point, if no submit follows.
-    const lastSync = lastIndexOf(cmds, SYNC_OPS);
-    const lastSubmit = lastIndexOf(cmds, SUBMIT_OPS);
+    const lastSync = lastIndexWith(codes, OP_SYNC);
+    const lastSubmit = lastIndexWith(codes, OP_SUBMIT);
     const markAt = lastSync > lastSubmit ? lastSync : -1;
     // The submit that sync point follows carries the timer's end stamp, so reading it back takes no submit of its own.
     const stampEndAt = markAt >= 0 ? lastSubmit : -1;
     for (let index = 0; index < cmds.length; index++) {
       const cmd = cmds[index];
+      const code = codes[index];
+      const flags = OP_FLAGS[code];
       if (this.closed) return;
-      if (cmd.op === 'submit' && iteration.submitNeedsGrant()) {
+      if ((flags & OP_SUBMIT) && iteration.submitNeedsGrant()) {
         // Marking one iteration must not let the rest of a job's GPU work run unscheduled: this grant ends with the batch.
         this.scopes.closeSegment();
         if (!(await this.beginIteration(true))) return;
         this.scopes.openSegment();
       }
-      if (cmd.op === 'readMapped' || cmd.op === 'mapAsync') {
+      if (flags & OP_LARGE_REPLY) {
         // Large replies: produced only as fast as the job reads them, so a batch of them cannot pile up in the service.
         const writable = this.host.whenWritable?.();
         if (writable) {
@@ -243,63 +243,25 @@ export class Session implements ResidentSession {
           this.scopes.openSegment();
         }
       }
-      if (!RELEASE_OPS.has(cmd.op)) iteration.nonRelease();
+      if (!(flags & OP_RELEASE)) iteration.nonRelease();
       // Read the iteration's time back alongside the job's own wait at its last sync point, so the next iteration
       // never waits for it (a marked iteration may submit again after it, and the timer then reads again).
-      if (SYNC_OPS.has(cmd.op) && iteration.syncPoint() && index === markAt) this.timer?.markEnd();
-      switch (cmd.op) {
-        case 'iterationBegin':
-          this.scopes.closeSegment();
-          if (iteration.endsBeforeMarkedBegin()) await this.endIteration();
-          iteration.markedBegin();
-          if (!iteration.running && !(await this.waitForGrant(cmds.slice(index)))) return;
-          this.scopes.openSegment();
-          continue;
-        case 'iterationEnd':
-          this.scopes.closeSegment();
-          if (iteration.running) await this.endIteration();
-          if (cmd.rid !== undefined) this.host.reply(cmd.rid, {});
-          this.scopes.openSegment();
-          continue;
-        case 'configureDevice':
-          this.switchDevice(cmd.device ?? 1, { features: new Set(cmd.features), limits: cmd.limits });
-          continue;
-        case 'useDevice':
-          this.switchDevice(cmd.device, null);
-          continue;
-        case 'destroyDevice':
-          replay(ctx, cmd);
-          this.devices.forgetCurrent();
-          continue;
-        case 'pushErrorScope':
-          this.scopes.closeSegment();
-          this.scopes.push(cmd.filter);
-          this.scopes.openSegment();
-          continue;
-        case 'popErrorScope': {
-          this.scopes.closeSegment();
-          try {
-            this.host.reply(cmd.rid, this.scopes.pop());
-          } catch (error) {
-            this.host.replyError(cmd.rid, (error as Error).message);
-          }
-          this.scopes.openSegment();
-          break;
-        }
-        default: {
-          this.stampEndHere = index === stampEndAt;
-          const error = replay(ctx, cmd);
-          this.stampEndHere = false;
-          if (error) this.scopes.report(error);
-          this.workingSetTracker.observe(cmd, this.table, error === null);
-          this.bindGroupSources.observe(cmd, this.table, error === null);
-          if (cmd.op === 'submit') {
-            iteration.submitted();
-            this.timer?.reopen();
-          }
-          if (cmd.op === 'dispatch' || cmd.op === 'dispatchIndirect') iteration.dispatched();
-        }
+      if ((flags & OP_SYNC) && iteration.syncPoint() && index === markAt) this.timer?.markEnd();
+      if (flags & OP_SESSION) {
+        if (!(await this.runSessionCommand(cmd, code, { cmds, codes }, index))) return;
+        continue;
       }
+      this.stampEndHere = index === stampEndAt;
+      const error = replay(ctx, cmd, code);
+      this.stampEndHere = false;
+      if (error) this.scopes.report(error);
+      if (flags & OP_WORKING_SET) this.workingSetTracker.observe(cmd, code, this.table, error === null);
+      if (flags & OP_BIND_GROUP_SOURCES) this.bindGroupSources.observe(cmd, this.table, error === null);
+      if (flags & OP_SUBMIT) {
+        iteration.submitted();
+        this.timer?.reopen();
+      }
+      if (flags & OP_DISPATCH) iteration.dispatched();
     }
     this.scopes.closeSegment();
     // A batch of releases alone (e.g. objects the job's GC let go of) does not end the memory side:
@@ -307,16 +269,60 @@ export class Session implements ResidentSession {
     if (iteration.batchEnds()) await this.endIteration();
   }
 
+  /**
+   * Runs one of the commands the session handles itself (OP_SESSION): iteration marks, devices, error scopes.
+   * False when the batch must stop (the session closed, or the grant was refused).
+   */
+  private async runSessionCommand(cmd: Command, code: number, batch: { cmds: readonly Command[]; codes: readonly number[] }, index: number): Promise<boolean> {
+    const iteration = this.iteration;
+    switch (cmd.op) {
+      case 'iterationBegin':
+        this.scopes.closeSegment();
+        if (iteration.endsBeforeMarkedBegin()) await this.endIteration();
+        iteration.markedBegin();
+        if (!iteration.running && !(await this.waitForGrant(batch.cmds.slice(index), batch.codes.slice(index)))) return false;
+        this.scopes.openSegment();
+        return true;
+      case 'iterationEnd':
+        this.scopes.closeSegment();
+        if (iteration.running) await this.endIteration();
+        if (cmd.rid !== undefined) this.host.reply(cmd.rid, {});
+        this.scopes.openSegment();
+        return true;
+      case 'configureDevice':
+        this.switchDevice(cmd.device ?? 1, { features: new Set(cmd.features), limits: cmd.limits });
+        return true;
+      case 'useDevice':
+        this.switchDevice(cmd.device, null);
+        return true;
+      case 'destroyDevice':
+        replay(this.ctx, cmd, code);
+        this.devices.forgetCurrent();
+        return true;
+      case 'pushErrorScope':
+        this.scopes.closeSegment();
+        this.scopes.push(cmd.filter);
+        this.scopes.openSegment();
+        return true;
+      case 'popErrorScope':
+        this.scopes.closeSegment();
+        try {
+          this.host.reply(cmd.rid, this.scopes.pop());
+        } catch (error) {
+          this.host.replyError(cmd.rid, (error as Error).message);
+        }
+        this.scopes.openSegment();
+        return true;
+      default:
+        throw new Error(`${cmd.op} is not a command the session runs itself`);
+    }
+  }
+
   /** Makes device `id` the one the job's commands are for (see JobDevices.switchTo); the object table follows it. */
   private switchDevice(id: number, config: DeviceConfig | null): void {
     if (!this.devices.switchTo(id, config)) return;
     this.table.deviceId = id;
     this.table.device = this.devices.current.config;
-  }
-
-  /** Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts). */
-  private readBulk(ref: Exclude<DataRef, [number, number]>): Uint8Array {
-    return this.bulk.read(ref);
   }
 
   /**
@@ -346,7 +352,7 @@ export class Session implements ResidentSession {
     }
   }
 
-  private context(payload: Uint8Array): ReplayContext {
+  private context(): ReplayContext & { payload: Uint8Array } {
     const requests: RequestWatch = { rid: 0, answered: false };
     return {
       requests,
@@ -354,7 +360,7 @@ export class Session implements ResidentSession {
       device: this.device,
       table: this.table,
       memory: this.memory,
-      payload,
+      payload: NO_PAYLOAD,
       reply: (rid, result, bytes) => {
         noteAnswer(requests, rid);
         if (!this.closed) this.host.reply(rid, result, bytes);
@@ -363,7 +369,8 @@ export class Session implements ResidentSession {
         noteAnswer(requests, rid);
         if (!this.closed) this.host.replyError(rid, message, gpu);
       },
-      readBulk: (ref) => this.readBulk(ref),
+      // Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts).
+      readBulk: (ref) => this.bulk.read(ref),
       ring: () => this.bulk.ring(),
       submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
       submitSuffix: () => (this.iteration.running && this.timer ? this.timer.takeEndCommands(this.stampEndHere) : []),
@@ -371,12 +378,12 @@ export class Session implements ResidentSession {
   }
 
   /** Waits for the grant mid-batch, not busy meanwhile (its buffers may page out), then makes the rest of the batch resident again. */
-  private async waitForGrant(rest: readonly Command[]): Promise<boolean> {
+  private async waitForGrant(rest: readonly Command[], restCodes: readonly number[]): Promise<boolean> {
     this.busy = false;
     this.host.releaseBatch?.();
     const granted = await this.beginIteration();
     this.busy = true;
-    const preparing = granted ? this.host.prepareBatch?.(rest) : undefined;
+    const preparing = granted ? this.host.prepareBatch?.(rest, restCodes) : undefined;
     if (preparing) await preparing;
     return granted && !this.closed;
   }

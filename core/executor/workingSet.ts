@@ -18,7 +18,7 @@
  * A buffer created inside the window is never live-in (it started as zeros).
  * Any GPU error in the window taints it: every touched buffer counts as live-in.
  */
-import type { Command } from '../protocol/commands.js';
+import { COMMANDS, type Command, type CommandOf, type CommandOp } from '../protocol/commands.js';
 import type { BufferEntry, ObjectTable } from './objects.js';
 import { moduleAccess, type ModuleAccess } from './wgslAccess.js';
 
@@ -114,6 +114,20 @@ function addRange(ranges: Array<[number, number]>, start: number, end: number): 
 const covers = (ranges: Array<[number, number]>, start: number, end: number): boolean =>
   end <= start || ranges.some(([s, e]) => s <= start && end <= e);
 
+const SET_PIPELINE = COMMANDS.setPipeline.code;
+const SET_BIND_GROUP = COMMANDS.setBindGroup.code;
+const DISPATCH = COMMANDS.dispatch.code;
+const END_PASS = COMMANDS.endPass.code;
+
+/** The ops WorkingSetTracker.observe handles (its switch's cases): the session calls it for these only (opFlags.ts). */
+export const WORKING_SET_OPS: readonly CommandOp[] = [
+  'setPipeline', 'setBindGroup', 'dispatch', 'endPass', 'createBuffer', 'createShaderModule', 'createComputePipeline',
+  'createBindGroup', 'createBindGroupOfResources', 'beginComputePass', 'dispatchIndirect', 'copyBufferToBuffer', 'clearBuffer',
+  'resolveQuerySet', 'copyBufferToTexture', 'copyTextureToBuffer', 'beginRenderPass', 'endRenderPass', 'setVertexBuffer',
+  'setIndexBuffer', 'drawIndirect', 'renderSetBindGroup', 'finish', 'submit', 'writeBuffer', 'mapAsync', 'readMapped',
+  'writeMapped', 'release', 'discard',
+];
+
 /** Tracks one session's accesses; see the file's comment for the rules. */
 export class WorkingSetTracker {
   private readonly modules = new Map<number, string>();
@@ -121,6 +135,9 @@ export class WorkingSetTracker {
   private readonly pipelines = new Map<number, number>();
   private readonly bindGroups = new Map<number, BoundBuffer[]>();
   private readonly passes = new Map<number, PassState>();
+  /** The pass passOf found last, and its id. */
+  private lastPassId = 0;
+  private lastPass: PassState | undefined;
   /** Each open render pass's command encoder. */
   private readonly renderPasses = new Map<number, number>();
   private readonly groupAccesses = new Map<number, GroupAccesses>();
@@ -156,46 +173,43 @@ export class WorkingSetTracker {
    * Records what `cmd` did, after it was replayed; `ok` is false when the replay
    * rejected it (then it did nothing). Reads the table for the objects it names.
    */
-  observe(cmd: Command, table: ObjectTable, ok: boolean): void {
-    switch (cmd.op) {
-      // The commands a compute pass repeats most come first, and need no buffer of the table.
-      case 'setPipeline': case 'setBindGroup': case 'dispatch': case 'endPass':
-        return this.observePass(cmd);
+  observe(cmd: Command, code: number, table: ObjectTable, ok: boolean): void {
+    // The commands a compute pass repeats most, found by opcode: reading `op` of commands of many shapes costs more
+    // than the rest of their observation. They need no buffer of the table.
+    switch (code) {
+      case SET_PIPELINE: return this.observeSetPipeline(cmd as CommandOf<'setPipeline'>);
+      case SET_BIND_GROUP: return this.observeSetBindGroup(cmd as CommandOf<'setBindGroup'>);
+      case DISPATCH: return this.recordDispatch(cmd as CommandOf<'dispatch'>, null);
+      case END_PASS:
+        this.passes.delete((cmd as CommandOf<'endPass'>).pass);
+        this.lastPassId = 0;
+        return;
       default:
         return this.observeOther(cmd, table, ok);
     }
   }
 
-  private observePass(cmd: Extract<Command, { op: 'setPipeline' | 'setBindGroup' | 'dispatch' | 'endPass' }>): void {
-    switch (cmd.op) {
-      case 'setPipeline': {
-        const pass = this.passes.get(cmd.pass);
-        if (pass && pass.pipeline !== cmd.pipeline) {
-          pass.pipeline = cmd.pipeline;
-          pass.recordedAt = -1;
-        }
-        return;
-      }
-      case 'setBindGroup': {
-        const pass = this.passes.get(cmd.pass);
-        if (!pass) return;
-        const before = pass.groups.get(cmd.index);
-        if (cmd.bindGroup === null) {
-          if (before) pass.recordedAt = -1;
-          pass.groups.delete(cmd.index);
-          return;
-        }
-        const dynamic = (cmd.dynamicOffsets?.length ?? 0) > 0;
-        if (before?.bindGroup === cmd.bindGroup && before.dynamic === dynamic) return;
-        pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic });
-        pass.recordedAt = -1;
-        return;
-      }
-      case 'dispatch':
-        return this.recordDispatch(cmd, null);
-      case 'endPass':
-        this.passes.delete(cmd.pass);
+  private observeSetPipeline(cmd: CommandOf<'setPipeline'>): void {
+    const pass = this.passOf(cmd.pass);
+    if (pass && pass.pipeline !== cmd.pipeline) {
+      pass.pipeline = cmd.pipeline;
+      pass.recordedAt = -1;
     }
+  }
+
+  private observeSetBindGroup(cmd: CommandOf<'setBindGroup'>): void {
+    const pass = this.passOf(cmd.pass);
+    if (!pass) return;
+    const before = pass.groups.get(cmd.index);
+    if (cmd.bindGroup === null) {
+      if (before) pass.recordedAt = -1;
+      pass.groups.delete(cmd.index);
+      return;
+    }
+    const dynamic = (cmd.dynamicOffsets?.length ?? 0) > 0;
+    if (before?.bindGroup === cmd.bindGroup && before.dynamic === dynamic) return;
+    pass.groups.set(cmd.index, { bindGroup: cmd.bindGroup, dynamic });
+    pass.recordedAt = -1;
   }
 
   private observeOther(cmd: Command, table: ObjectTable, ok: boolean): void {
@@ -223,6 +237,7 @@ export class WorkingSetTracker {
       }
       case 'beginComputePass':
         this.passes.set(cmd.id, { encoder: cmd.encoder, pipeline: null, groups: new Map(), recordedAt: -1 });
+        this.lastPassId = 0;
         return;
       case 'dispatchIndirect':
         this.recordDispatch(cmd, table);
@@ -284,6 +299,7 @@ export class WorkingSetTracker {
         const accesses = this.pending.get(cmd.encoder);
         this.pending.delete(cmd.encoder);
         for (const [id, pass] of this.passes) if (pass.encoder === cmd.encoder) this.passes.delete(id);
+        this.lastPassId = 0;
         if (ok && accesses) this.pending.set(cmd.id, accesses);
         return;
       }
@@ -343,6 +359,19 @@ export class WorkingSetTracker {
     this.bindGroups.delete(id);
     this.pending.delete(id);
     this.passes.delete(id);
+    this.lastPassId = 0;
+  }
+
+  /**
+   * The open pass `id`'s state: a pass's commands come in runs, so the last one found is kept (every change to
+   * `passes` forgets it; 0 is no id).
+   */
+  private passOf(id: number): PassState | undefined {
+    if (id !== this.lastPassId) {
+      this.lastPass = this.passes.get(id);
+      this.lastPassId = id;
+    }
+    return this.lastPass;
   }
 
   private access(moduleId: number | undefined): ModuleAccess {
@@ -356,9 +385,9 @@ export class WorkingSetTracker {
 
   /** `table` looks up a dispatchIndirect's buffer (null for a direct dispatch). */
   private recordDispatch(cmd: Extract<Command, { op: 'dispatch' | 'dispatchIndirect' }>, table: ObjectTable | null): void {
-    const pass = this.passes.get(cmd.pass);
+    const pass = this.passOf(cmd.pass);
     if (!pass) return;
-    if (cmd.op === 'dispatchIndirect' && table) {
+    if (table && cmd.op === 'dispatchIndirect') {
       const indirect = liveBuffer(table, cmd.buffer);
       if (indirect) this.record(pass.encoder, { buffer: indirect, kind: 'read', start: cmd.offset, end: cmd.offset + 12 });
     }

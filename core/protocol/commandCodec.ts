@@ -228,16 +228,35 @@ export interface MalformedCommand {
   rid?: number;
 }
 
-/** A decoded batch: its well-formed commands in order, and what was wrong with the others. */
+/**
+ * A decoded batch: its well-formed commands in order, each one's opcode (commandTable.ts's `code`: `codes[i]` is
+ * `cmds[i]`'s, so the replay loop finds an op's facts by index, never by its name), and what was wrong with the others.
+ */
 export interface DecodedBatch {
   cmds: Command[];
+  codes: number[];
   malformed: MalformedCommand[];
 }
 
-/** The request ids of a batch, well-formed commands' and malformed ones' alike: each is owed one reply. */
-export function requestIds(batch: DecodedBatch): number[] {
+/** Whether each opcode's commands carry a request id. */
+const AWAITS: readonly boolean[] = (() => {
+  const awaits = new Array<boolean>(256).fill(false);
+  for (const entry of ENTRIES) awaits[entry.code] = entry.names.includes('rid');
+  return awaits;
+})();
+
+/**
+ * The request ids of a batch, well-formed commands' and malformed ones' alike: each is owed one reply. With the
+ * batch's `codes`, only the commands of ops that carry one are looked at.
+ */
+export function requestIds(batch: Pick<DecodedBatch, 'cmds' | 'malformed'> & { codes?: readonly number[] }): number[] {
+  const { cmds, codes } = batch;
   const rids: number[] = [];
-  for (const cmd of batch.cmds) if ('rid' in cmd && cmd.rid !== undefined) rids.push(cmd.rid);
+  for (let i = 0; i < cmds.length; i++) {
+    if (codes && !AWAITS[codes[i]]) continue;
+    const rid = (cmds[i] as { rid?: number }).rid;
+    if (rid !== undefined) rids.push(rid);
+  }
   for (const bad of batch.malformed) if (bad.rid !== undefined) rids.push(bad.rid);
   return rids;
 }
@@ -250,7 +269,7 @@ class FieldError extends Error {}
  * malformed command with a message a person can act on.
  */
 export function decodeCommands(stream: Uint8Array): DecodedBatch {
-  const batch: DecodedBatch = { cmds: [], malformed: [] };
+  const batch: DecodedBatch = { cmds: [], codes: [], malformed: [] };
   if (stream.byteLength % 4 !== 0) {
     batch.malformed.push({ message: `malformed batch: its ${stream.byteLength}-byte command stream is not a whole number of 4-byte words` });
     return batch;
@@ -283,10 +302,11 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
     progress.id = undefined;
     progress.rid = undefined;
     try {
-      const cmd = (entry.build ??= makeBuilder(entry))(reader, entry.specs, progress);
+      const cmd = (entry.build ??= makeBuilder(entry))(reader, entry.specs, progress, fieldError);
       progress.name = '';
       if (reader.at !== end) throw new FieldError(`${end - reader.at} words after the last field`);
       batch.cmds.push(cmd);
+      batch.codes.push(code);
     } catch (error) {
       if (!(error instanceof FieldError)) throw error;
       const { name, id, rid } = progress;
@@ -312,24 +332,55 @@ interface Progress {
   rid: unknown;
 }
 
-/** Makes one op's command from its record: every field read through Reader.field, in table order. */
-type Builder = (reader: Reader, specs: readonly FieldSpec[], progress: Progress) => Command;
+/** Makes one op's command from its record: every field read and checked, in table order (see makeBuilder). */
+type Builder = (reader: Reader, specs: readonly FieldSpec[], progress: Progress, fail: (message: string) => FieldError) => Command;
+
+/**
+ * The one-word field kinds a builder reads inline (the rest go through Reader.field): what a 0 word means
+ * (`zero`: the value it stands for, or the field's error when 0 is not allowed). The same checks and messages as Reader.field's.
+ */
+const ONE_WORD: Partial<Record<FieldSpec['kind'], { zero?: string; error?: string }>> = {
+  'id': { error: 'must be an object id (1 or more)' },
+  'rid': { error: 'must be a request id (1 or more)' },
+  'id?': { zero: 'undefined' },
+  'rid?': { zero: 'undefined' },
+  'idOrNull': { zero: 'null' },
+  'layout': { zero: "'auto'" },
+  'u32': {},
+};
 
 /**
  * The builder of `entry`'s op, made from its table row: straight-line code that reads each field and returns one
  * object literal `{ op, ...fields }` (fields in table order, absent optional ones as undefined, as before). So each
  * op's commands share one hidden class with their fields in the object, made in one allocation, and no field is
- * stored by a computed name. Made at an op's first decode (only the service decodes), from the table's own names.
+ * stored by a computed name. One-word fields (ids, u32s: all of the hot commands' fields) are read inline from the
+ * words, with Reader.field's checks and messages; the field's name is noted only when it is wrong. Made at an op's
+ * first decode (only the service decodes), from the table's own names.
  */
 function makeBuilder(entry: OpEntry): Builder {
   const reads = entry.names.map((name, i) => {
+    const quoted = JSON.stringify(name);
     const note = name === 'id' || name === 'rid' ? ` progress.${name} = v${i};` : '';
-    return `progress.name = ${JSON.stringify(name)}; const v${i} = reader.field(specs[${i}]);${note}`;
+    const inline = ONE_WORD[entry.specs[i].kind];
+    if (!inline) return `reader.at = at; progress.name = ${quoted}; const v${i} = reader.field(specs[${i}]); at = reader.at;${note}`;
+    const fail = (message: string) => `{ progress.name = ${quoted}; throw fail(${JSON.stringify(message)}); }`;
+    const word = `if (at >= end) ${fail('the record ends before this field')} const w${i} = words[at++];`;
+    if (inline.error) return `${word} if (w${i} === 0) ${fail(inline.error)} const v${i} = w${i};${note}`;
+    return `${word} const v${i} = ${inline.zero ? `w${i} || ${inline.zero}` : `w${i}`};${note}`;
   });
   const fields = entry.names.map((name, i) => `${JSON.stringify(name)}: v${i}`);
+  const body = [
+    'const words = reader.words; const end = reader.end; let at = reader.at;',
+    ...reads,
+    'reader.at = at;',
+    `return { op: ${JSON.stringify(entry.op)}${fields.map((f) => `, ${f}`).join('')} };`,
+  ];
   // Generated from commandTable.ts's names (never from a peer's bytes), as dawn_wire's code is from dawn.json.
-  return new Function('reader', 'specs', 'progress', `${reads.join('\n')}\nreturn { op: ${JSON.stringify(entry.op)}${fields.map((f) => `, ${f}`).join('')} };`) as Builder;
+  return new Function('reader', 'specs', 'progress', 'fail', body.join('\n')) as Builder;
 }
+
+/** A field's error, for the generated builders. */
+const fieldError = (message: string): FieldError => new FieldError(message);
 
 /** Reads fields from one record, checking each against the record's end. */
 class Reader {

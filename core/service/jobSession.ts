@@ -30,7 +30,7 @@ export function createJobSession(job: JobRecord, deps: JobSessionDeps): Session 
   const { scheduler, residency } = deps;
   return new Session(job.id, deps.gpu.device, deps.memory, {
     acquireIteration: () => scheduler.requestIteration(job.id),
-    prepareBatch: (cmds) => (job.session ? residency.prepare(job.session, cmds) : undefined),
+    prepareBatch: (cmds, codes) => (job.session ? residency.prepare(job.session, cmds, codes) : undefined),
     releaseBatch: () => job.session && residency.release(job.session),
     finishIteration: (elapsedMs, counted) => {
       if (scheduler.jobStats(job.id)?.running) scheduler.finishIteration(job.id, elapsedMs, { counted });
