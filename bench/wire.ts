@@ -373,7 +373,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     return {
       name: 'wire',
       method: `One warmed salus serve (an untimed job of ${options.warmupBatches} cheap batches first). W1-W3: ${options.rounds} rounds of a call-path job through the service, one local, one raw Node-Node socket ping-pong, ABBA; `
-        + `cheap batches = 10 passes x 100 (setPipeline, setBindGroup, dispatchWorkgroups(0)), ${options.cheapBatches} timed per process, CPU = process.cpuUsage of the job + /proc utime+stime of salus serve read by the job around them; `
+        + `cheap batches = 10 passes x 100 (setPipeline, setBindGroup, dispatchWorkgroups(0)), ${options.cheapBatches} timed per process, CPU = process.cpuUsage of the job + the schedstat of salus serve's live threads read by the job around them; `
         + `${options.pings} awaited empty calls per process (W3 after the first ${options.coldPings}, W3.cold the 10th to the ${options.coldPings}th); ${options.submits} submits of ${options.dispatches} dispatchWorkgroups(1) (first left out), W2 at their lower quartile. `
         + `W4: ${options.uploadRounds} fresh upload jobs per side, ${options.uploadRepeats} x ${options.uploadMib} MiB each, all counted, then ${options.uploadReadbacks} whole readbacks each (W4.read). `
         + `W5: under ${CEILING_POLICY} (a lane per job), N call-path jobs started together (start file), sending cheap batches for ${options.ceilingSeconds} s; commands completed while all N were timing / that window. Medians elsewhere.`,

@@ -11,8 +11,9 @@
  *   first, untimed (at least one), then `--cheap-batches` batches, or as many as fit in
  *   `--cheap-seconds` when that is given. Timed: the job's process CPU
  *   (`process.cpuUsage`) and, with `--service-pid PID`, the CPU of that
- *   process (the service: utime + stime from /proc/PID/stat, Linux), read
- *   just before the first timed batch and just after the last one resolved.
+ *   process (the service: its live threads' schedstat, in nanoseconds; /proc/PID/stat's
+ *   10 ms ticks came to a tenth of a µs per command in a quick run; Linux), read just
+ *   before the first timed batch and just after the last one resolved.
  * Phases with a zero count are skipped. Imports nothing of ours.
  *
  * Prints `{"ev":"ping","ms":[...],"cpuMs","userMs","systemMs","serviceCpuMs","serviceMainCpuMs"}` (the
@@ -22,7 +23,6 @@
  * (commands counted: the setPipeline, setBindGroup and dispatch calls; `ends`: each
  * timed batch's end, epoch ms) and `{"ev":"verified","count"}`.
  */
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const now = () => performance.timeOrigin + performance.now();
@@ -46,14 +46,6 @@ function parseArgs(argv) {
   return opts;
 }
 
-/** CPU ms of process `pid` so far (all its threads), from /proc/PID/stat; `ticksPerSecond` is CLK_TCK. */
-function processCpuMs(pid, ticksPerSecond) {
-  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-}
-
 /** CPU ms of process `pid`'s main thread so far, from /proc/PID/schedstat (nanoseconds on the CPU; Linux). */
 function mainThreadCpuMs(pid) {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
@@ -70,11 +62,6 @@ function threadsCpuMs(pid) {
     }
   }
   return ms;
-}
-
-/** CLK_TCK, the unit of /proc/PID/stat's CPU times. */
-function clockTicksPerSecond() {
-  return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 }
 
 const opts = parseArgs(process.argv.slice(2));
@@ -144,9 +131,8 @@ if (opts.cheapBatches > 0 || opts.cheapSeconds > 0) {
   // On a local device Dawn prints, once, a warning about zero-workgroup dispatches to this
   // process's stdout with no newline after it: end its line, or it runs into the JSON below.
   process.stdout.write('\n');
-  const ticksPerSecond = opts.servicePid ? clockTicksPerSecond() : 0;
   const ends = [];
-  const serviceBefore = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) : 0;
+  const serviceBefore = opts.servicePid ? threadsCpuMs(opts.servicePid) : 0;
   const cpuBefore = process.cpuUsage();
   const start = now();
   const until = start + opts.cheapSeconds * 1000;
@@ -156,7 +142,7 @@ if (opts.cheapBatches > 0 || opts.cheapSeconds > 0) {
   }
   const wallMs = now() - start;
   const cpu = process.cpuUsage(cpuBefore);
-  const serviceCpuMs = opts.servicePid ? processCpuMs(opts.servicePid, ticksPerSecond) - serviceBefore : null;
+  const serviceCpuMs = opts.servicePid ? threadsCpuMs(opts.servicePid) - serviceBefore : null;
   const perBatch = 3 * opts.cheapPasses * opts.cheapTriples;
   console.log(JSON.stringify({
     ev: 'cheap', commands: perBatch * ends.length, batches: ends.length, perBatch,
