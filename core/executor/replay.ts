@@ -635,7 +635,7 @@ export function createdKind(op: string): EntryKind | undefined {
 
 /**
  * Replays one command, whose opcode is `code` (the decoded batch's `codes`). Returns the GPU error our own checks
- * raised, if any (Dawn's own errors are caught by the segment's real error scopes).
+ * raised, if any (Dawn's own errors reach the job through the open segment: core/executor/errorScopes.ts).
  */
 export function replay(ctx: ReplayContext, cmd: Command, code: number): GpuErrorJson | null {
   const info = OP_INFO[code];
