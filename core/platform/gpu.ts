@@ -73,8 +73,8 @@ export function installWebGpuGlobals(): void {
   globalsInstalled = true;
 }
 
-function dawnFlags(options: GpuOptions): string[] {
-  const flags: string[] = [];
+function dawnFlags(options: GpuOptions, toggles: readonly string[] = []): string[] {
+  const flags: string[] = [...toggles];
   if (options.backend) flags.push(`backend=${options.backend}`);
   if (options.adapter) flags.push(`adapter=${options.adapter}`);
   return flags;
@@ -85,8 +85,8 @@ export function findSwiftShaderIcd(): string | null {
   return SWIFTSHADER_ICD_PATHS.find((p) => existsSync(p)) ?? null;
 }
 
-async function requestAdapter(options: GpuOptions): Promise<GPUAdapter | null> {
-  const gpu = create(dawnFlags(options)) as GPU;
+async function requestAdapter(options: GpuOptions, toggles: readonly string[] = []): Promise<GPUAdapter | null> {
+  const gpu = create(dawnFlags(options, toggles)) as GPU;
   instances.push(gpu);
   return gpu.requestAdapter({ powerPreference: options.powerPreference ?? 'high-performance' });
 }
@@ -128,15 +128,15 @@ export function describeAdapter(adapter: GPUAdapter, backend: string): GpuInfo {
  * was forced, SwiftShader through `VK_ICD_FILENAMES`. Throws with what to do
  * when neither exists.
  */
-export async function openAdapter(options: GpuOptions = {}): Promise<{ adapter: GPUAdapter; backend: string }> {
+export async function openAdapter(options: GpuOptions = {}, toggles: readonly string[] = []): Promise<{ adapter: GPUAdapter; backend: string }> {
   installWebGpuGlobals();
-  let adapter = await requestAdapter(options);
+  let adapter = await requestAdapter(options, toggles);
   if (!adapter && !process.env.VK_ICD_FILENAMES) {
     const icd = findSwiftShaderIcd();
     if (icd) {
       // The Vulkan loader reads this when Dawn creates its next instance.
       process.env.VK_ICD_FILENAMES = icd;
-      adapter = await requestAdapter({ ...options, backend: options.backend ?? 'vulkan' });
+      adapter = await requestAdapter({ ...options, backend: options.backend ?? 'vulkan' }, toggles);
     }
   }
   if (!adapter) {
@@ -145,9 +145,22 @@ export async function openAdapter(options: GpuOptions = {}): Promise<{ adapter: 
   return { adapter, backend: options.backend ?? (process.platform === 'darwin' ? 'metal' : process.platform === 'win32' ? 'd3d12' : 'vulkan') };
 }
 
-/** Opens the shared device with every limit and feature the adapter has. */
+/**
+ * Dawn toggles of the service's shared device (dawn.node takes them as instance flags and passes them on to
+ * the devices its adapters open). A local device (`salus run --local`) keeps Dawn's defaults.
+ *
+ * - `timestamp_quantization` off: Dawn rounds every resolved timestamp down to a coarse step, a browser's
+ *   defence against timing attacks by web pages, with a compute pass of its own in each `resolveQuerySet`.
+ *   The service is not a browser (its jobs are local processes with `performance.now()`), and it resolves
+ *   timestamps in every timed iteration (iterationTimer.ts): on a software GPU that compute pass woke the
+ *   GPU's worker threads, which then spin, for 0.2 µs of the service's CPU per cheap command in the wire
+ *   bench (15%). Where the GPU's tick is not a nanosecond, Dawn still converts with its compute pass.
+ */
+export const SHARED_DEVICE_TOGGLES: readonly string[] = ['disable-dawn-features=timestamp_quantization'];
+
+/** Opens the shared device with every limit and feature the adapter has, and SHARED_DEVICE_TOGGLES. */
 export async function openGpu(options: GpuOptions = {}): Promise<OpenedGpu> {
-  const { adapter, backend } = await openAdapter(options);
+  const { adapter, backend } = await openAdapter(options, SHARED_DEVICE_TOGGLES);
   const limits = limitsToObject(adapter.limits);
   const device = await adapter.requestDevice({
     label: 'salus shared device',
