@@ -17,6 +17,7 @@ import { BulkScratch } from './bulkScratch.js';
 import { sendFrame } from '../platform/frameWriter.js';
 import { ReusedReads } from '../platform/reusedReads.js';
 import { WorkDoneFrame } from './workDoneFrame.js';
+import { QuickTurns } from '../platform/quickTurns.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -76,6 +77,8 @@ export class ServiceConnection extends EventEmitter {
   welcome!: Extract<ServerMessage, { t: 'welcome' }>;
   /** An idle awaited call's frame, made at its first use (null: the general path sends it). */
   private workDoneFrame: WorkDoneFrame | null | undefined;
+  /** How soon the service answers an awaited call: while it answers quickly, the job stays awake for the answer. */
+  private readonly turns = new QuickTurns();
 
   private constructor(private readonly socket: Socket, readonly socketPath: string, reads: ReusedReads) {
     super();
@@ -281,6 +284,7 @@ export class ServiceConnection extends EventEmitter {
     if (this.closedError) return Promise.reject(this.closedError);
     // Keep the process alive only while it waits for the service (see updateRef).
     this.socket.ref();
+    this.turns.sent();
     return new Promise((resolve, reject) => this.pending.set(rid, { resolve, reject }));
   }
 
@@ -293,6 +297,7 @@ export class ServiceConnection extends EventEmitter {
   expectDone(rid: number, recover: (error: Error) => void): Promise<undefined> {
     if (this.closedError) return settleWith(recover, this.closedError);
     this.socket.ref();
+    this.turns.sent();
     return new Promise((resolve, reject) => this.pending.set(rid, {
       resolve: () => resolve(undefined),
       reject: (error) => {
@@ -358,6 +363,7 @@ export class ServiceConnection extends EventEmitter {
       const message = frame.header as ServerMessage;
       if (!message || typeof message !== 'object') continue;
       if (message.t === 'reply') {
+        this.turns.received();
         const waiter = this.pending.get(message.rid);
         if (!waiter) continue;
         this.pending.delete(message.rid);

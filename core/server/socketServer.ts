@@ -18,6 +18,7 @@ import {
 import { prepareSocketDir } from '../platform/socketPath.js';
 import { sendFrame } from '../platform/frameWriter.js';
 import { ReusedReads, readAcceptedInto } from '../platform/reusedReads.js';
+import { QuickTurns } from '../platform/quickTurns.js';
 import { ControlError, SERVICE_VERSION, type SalusService } from '../service/service.js';
 import { runControl, type ControlTarget } from '../service/control.js';
 import type { JobRecord } from '../service/jobRecord.js';
@@ -104,6 +105,8 @@ class Connection {
   private readonly flow: ConnectionFlow;
   /** Who is at the other end, from the OS (core/server/peerProcess.ts). */
   private readonly identifyPeer: () => Promise<PeerSocket | null>;
+  /** How soon the peer asks again after a reply: a job in a loop of awaited calls finds the service awake. */
+  private readonly turns = new QuickTurns();
 
   private readonly service: SalusService;
 
@@ -120,7 +123,9 @@ class Connection {
   send(message: ServerMessage, payload: Uint8Array[] = []): void {
     if (this.socket.destroyed || this.socket.writableEnded) return;
     sendFrame(this.socket, message, payload);
-    this.flow.sent(message.t === 'reply');
+    const reply = message.t === 'reply';
+    this.flow.sent(reply);
+    if (reply) this.turns.sent();
   }
 
   /** The peer passed a hard limit (connectionLimits.ts): told why, its job failed, and dropped. */
@@ -140,6 +145,7 @@ class Connection {
   /** Handles one read; returns whether anything still refers to `chunk`'s bytes (see ReusedReads). */
   private onData(chunk: Uint8Array): boolean {
     if (this.unframeable) return false;
+    this.turns.received();
     let frames;
     try {
       frames = this.decoder.push(chunk);
