@@ -14,7 +14,10 @@
  *   a neighbour's load makes submits several times slower at random, on
  *   either side (the median swings with it). Target ≤ 1.1×.
  * - W3 an idle awaited call (`onSubmittedWorkDone`, nothing submitted) against
- *   a raw Node↔Node Unix-socket ping-pong (bench/jobs/socket-ping.js), medians
+ *   a raw Node↔Node Unix-socket ping-pong (bench/jobs/socket-ping.js) whose two
+ *   processes stay awake after each write as the service and a quick job do
+ *   (core/platform/quickTurns.ts; the pair that sleeps between messages, and pays
+ *   a wake-up each way, is measured and reported beside it), medians
  *   over each process's warm calls (after its first `coldPings`: a job awaits
  *   thousands of times, and its first calls run code V8 has not compiled yet).
  *   Target: the service adds ≤ 15 µs. W3.cold: the same over each process's
@@ -45,6 +48,7 @@ import { quantile, round, rounded, summarize } from './stats.js';
 import type { SummaryRow } from './summary.js';
 import { runTrace, type TraceEntry } from './traceRun.js';
 import { mibPerSecond, uploadTimes } from './uploadThroughput.js';
+import { QUICK_TURN_WINDOW_US } from '../core/platform/quickTurns.js';
 
 export interface WireOptions {
   /** Rounds of W1–W3: one service job, one local job, one raw ping-pong each. */
@@ -148,19 +152,23 @@ function addCallPath(side: SideSamples, coldPings: number, run: SalusRun): void 
   side.commandsPerSecond.push(cheap.commands / (cheap.wallMs / 1000));
 }
 
-/** A raw Node↔Node Unix-socket ping-pong: an echo process and a pinging one; the round trips in ms. */
-async function rawRoundTrips(pings: number): Promise<number[]> {
+/**
+ * A raw Node↔Node Unix-socket ping-pong: an echo process and a pinging one; the round trips in ms. With
+ * `awakeUs`, both stay awake that long after each write, as the service and a quick job do.
+ */
+async function rawRoundTrips(pings: number, awakeUs = 0): Promise<number[]> {
   const dir = mkdtempSync(join(tmpdir(), 'salus-wire-'));
   const path = join(dir, 'echo.sock');
   const script = join(JOBS_DIR, 'socket-ping.js');
-  const echo = startNode(script, ['echo', path], process.env);
+  const awake = ['--awake-us', String(awakeUs)];
+  const echo = startNode(script, ['echo', path, ...awake], process.env);
   try {
     const deadline = Date.now() + 30_000;
     while (!echo.lines.some((line) => line.json?.ev === 'listening')) {
       if (echo.exited() || Date.now() > deadline) throw new Error(`bench: socket-ping echo did not listen on ${path}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const ping = expectSuccess(await startNode(script, ['ping', path, '--pings', String(pings)], process.env).done, 'socket-ping');
+    const ping = expectSuccess(await startNode(script, ['ping', path, '--pings', String(pings), ...awake], process.env).done, 'socket-ping');
     return pingSamples(ping);
   } finally {
     echo.kill();
@@ -169,28 +177,30 @@ async function rawRoundTrips(pings: number): Promise<number[]> {
   }
 }
 
-/** W1–W3: `rounds` of (service job, local job, raw ping-pong), ABBA. */
+/** W1–W3: `rounds` of (service job, local job, raw ping-pong sleeping and awake), ABBA. */
 async function measureCallPath(service: BenchService, options: WireOptions) {
   const args = ['--pings', String(options.pings), '--dispatches', String(options.dispatches), '--submits', String(options.submits),
     '--cheap-batches', String(options.cheapBatches)];
   const salus = emptySide();
   const local = emptySide();
   const raw = { pingMs: [] as number[], coldPingMs: [] as number[] };
+  const rawAwake = { pingMs: [] as number[], coldPingMs: [] as number[] };
   for (let k = 0; k < options.rounds; k++) {
-    const sides = ['salus', 'local', 'raw'] as const;
+    const sides = ['salus', 'local', 'raw', 'rawAwake'] as const;
     for (const side of k % 2 === 0 ? sides : [...sides].reverse()) {
       if (side === 'salus') {
         addCallPath(salus, options.coldPings, expectSuccess(await service.run('call-path.js', [...args, '--service-pid', String(service.pid)], ['--name', `wire-${k}`]).done, 'call-path via salus'));
       } else if (side === 'local') {
         addCallPath(local, options.coldPings, expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local'));
       } else {
-        const { cold, warm } = splitPings(await rawRoundTrips(options.pings), options.coldPings);
-        raw.pingMs.push(...warm);
-        raw.coldPingMs.push(...cold);
+        const into = side === 'raw' ? raw : rawAwake;
+        const { cold, warm } = splitPings(await rawRoundTrips(options.pings, side === 'raw' ? 0 : QUICK_TURN_WINDOW_US), options.coldPings);
+        into.pingMs.push(...warm);
+        into.coldPingMs.push(...cold);
       }
     }
   }
-  return { salus, local, raw };
+  return { salus, local, raw, rawAwake };
 }
 
 /** W4: fresh upload jobs, alternating; every repetition's ms, each job's first, and every whole readback's. */
@@ -256,8 +266,9 @@ const CEILING_POLICY = 'PACK';
 
 const median = (values: readonly number[]) => quantile(values, 0.5);
 /** Round-trip summaries in µs for the result's data. */
-const roundTrips = (salusMs: readonly number[], rawMs: readonly number[], localMs: readonly number[], addedUs: number) => ({
+const roundTrips = (salusMs: readonly number[], rawMs: readonly number[], rawSleepingMs: readonly number[], localMs: readonly number[], addedUs: number) => ({
   salus: rounded(summarize(salusMs.map((v) => v * 1000))), raw: rounded(summarize(rawMs.map((v) => v * 1000))),
+  rawSleeping: rounded(summarize(rawSleepingMs.map((v) => v * 1000))),
   local: rounded(summarize(localMs.map((v) => v * 1000))), addedUs: round(addedUs, 1),
 });
 
@@ -271,7 +282,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const warmup = expectSuccess(await service.run('call-path.js', ['--pings', '50', '--dispatches', '100', '--submits', '2',
       '--cheap-batches', String(options.warmupBatches), '--service-pid', String(service.pid)], ['--name', 'wire-warmup']).done, 'wire warm-up via salus');
     const warm = cheapOf(warmup);
-    const { salus, local, raw } = await measureCallPath(service, options);
+    const { salus, local, raw, rawAwake } = await measureCallPath(service, options);
     const upload = await measureUpload(service, options);
     // PACK gives each job a lane of its own, so all N send at once (under FIFO the oldest job
     // holds the one lane while it has work, and the others wait for it to end).
@@ -282,9 +293,14 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const cpu = { salus: median(salus.cpuUsPerCommand), local: median(local.cpuUsPerCommand) };
     const cpuParts = { job: median(salus.jobCpuUsPerCommand), service: median(salus.serviceCpuUsPerCommand) };
     const dispatchUs = { salus: quantile(salus.dispatchMs, W2_QUANTILE) * 1000, local: quantile(local.dispatchMs, W2_QUANTILE) * 1000 };
-    const rttUs = { salus: median(salus.pingMs) * 1000, raw: median(raw.pingMs) * 1000, local: median(local.pingMs) * 1000 };
+    // The floor is the raw pair that stays awake as the service and its job do; the sleeping pair is reported beside it.
+    const rttUs = {
+      salus: median(salus.pingMs) * 1000, raw: median(rawAwake.pingMs) * 1000, rawSleeping: median(raw.pingMs) * 1000, local: median(local.pingMs) * 1000,
+    };
     const addedUs = rttUs.salus - rttUs.raw;
-    const coldRttUs = { salus: median(salus.coldPingMs) * 1000, raw: median(raw.coldPingMs) * 1000, local: median(local.coldPingMs) * 1000 };
+    const coldRttUs = {
+      salus: median(salus.coldPingMs) * 1000, raw: median(rawAwake.coldPingMs) * 1000, rawSleeping: median(raw.coldPingMs) * 1000, local: median(local.coldPingMs) * 1000,
+    };
     const coldAddedUs = coldRttUs.salus - coldRttUs.raw;
     const bytes = options.uploadMib * 1024 * 1024;
     const rate = (ms: readonly number[]) => mibPerSecond(bytes, median(ms));
@@ -309,12 +325,12 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         id: 'W3', unit: 'µs', ours: round(rttUs.salus, 1), baseline: round(rttUs.raw, 1), ratio: round(rttUs.raw / rttUs.salus),
         // raw / service ≥ raw / (raw + 15 µs) exactly when the service adds at most 15 µs.
         target: round(rttUs.raw / (rttUs.raw + TARGETS.idleCallAddedUs.atMost)), paper: TARGETS.idleCallAddedUs.paper,
-        what: `idle awaited call (onSubmittedWorkDone, nothing submitted), warm (after each process's first ${options.coldPings}), vs a raw Node↔Node Unix-socket round trip (median), raw / service; the service adds ${addedUs.toFixed(1)} µs (a local device's call: ${rttUs.local.toFixed(1)} µs)`,
+        what: `idle awaited call (onSubmittedWorkDone, nothing submitted), warm (after each process's first ${options.coldPings}), vs a raw Node↔Node Unix-socket round trip whose two processes stay awake ${QUICK_TURN_WINDOW_US} µs after each write as the service and its job do (median; ${rttUs.rawSleeping.toFixed(1)} µs when both sleep between messages), raw / service; the service adds ${addedUs.toFixed(1)} µs (a local device's call: ${rttUs.local.toFixed(1)} µs)`,
       },
       {
         id: 'W3.cold', unit: 'µs', ours: round(coldRttUs.salus, 1), baseline: round(coldRttUs.raw, 1), ratio: round(coldRttUs.raw / coldRttUs.salus),
         paper: TARGETS.idleCallAddedUs.paper,
-        what: `the same, over each fresh process's calls 10 to ${options.coldPings} (code not yet compiled, on every side), raw / service; the service adds ${coldAddedUs.toFixed(1)} µs (a local device's call: ${coldRttUs.local.toFixed(1)} µs)`,
+        what: `the same, over each fresh process's calls 10 to ${options.coldPings} (code not yet compiled, on every side), raw (awake) / service; the service adds ${coldAddedUs.toFixed(1)} µs (raw sleeping ${coldRttUs.rawSleeping.toFixed(1)} µs; a local device's call: ${coldRttUs.local.toFixed(1)} µs)`,
       },
       {
         id: 'W4', unit: 'MiB/s', ours: round(uploadRate.salus, 1), baseline: round(uploadRate.local, 1), ratio: round(uploadRate.salus / uploadRate.local),
@@ -348,7 +364,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         ratio: times(dispatchUs.salus / dispatchUs.local), goal: `≤${TARGETS.smallDispatch.atMost}x`, met: dispatchUs.salus / dispatchUs.local <= TARGETS.smallDispatch.atMost,
       },
       {
-        metric: 'W3 idle awaited call vs raw socket round trip', salus: us(rttUs.salus), reference: us(rttUs.raw),
+        metric: 'W3 idle awaited call vs raw socket round trip (both awake)', salus: us(rttUs.salus), reference: us(rttUs.raw),
         ratio: `+${addedUs.toFixed(1)} µs`, goal: `≤+${TARGETS.idleCallAddedUs.atMost} µs`, met: addedUs <= TARGETS.idleCallAddedUs.atMost,
       },
       {
@@ -386,8 +402,8 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         cpuUsPerCommand: { salus: rounded(summarize(salus.cpuUsPerCommand)), local: rounded(summarize(local.cpuUsPerCommand)), salusJob: rounded(summarize(salus.jobCpuUsPerCommand)), salusService: rounded(summarize(salus.serviceCpuUsPerCommand)) },
         commandsPerSecond: { salus: rounded(summarize(salus.commandsPerSecond)), local: rounded(summarize(local.commandsPerSecond)) },
         dispatchUs: { salus: rounded(summarize(salus.dispatchMs.map((v) => v * 1000))), local: rounded(summarize(local.dispatchMs.map((v) => v * 1000))) },
-        roundTripUs: roundTrips(salus.pingMs, raw.pingMs, local.pingMs, addedUs),
-        coldRoundTripUs: roundTrips(salus.coldPingMs, raw.coldPingMs, local.coldPingMs, coldAddedUs),
+        roundTripUs: roundTrips(salus.pingMs, rawAwake.pingMs, raw.pingMs, local.pingMs, addedUs),
+        coldRoundTripUs: roundTrips(salus.coldPingMs, rawAwake.coldPingMs, raw.coldPingMs, local.coldPingMs, coldAddedUs),
         uploadMs: Object.fromEntries((['salus', 'local'] as const).flatMap((side) => [
           [side, upload[side].ms.map((v) => round(v, 1))], [`${side}First`, upload[side].firstMs.map((v) => round(v, 1))], [`${side}Read`, upload[side].readMs.map((v) => round(v, 1))],
         ])),

@@ -11,6 +11,11 @@
  *   (as a job does); prints `{"ev":"ping","ms":[...],"cpuMs",...}`
  *   (the shape bench/jobs/call-path.js prints; with `--echo-pid PID` also `echoCpuMs`, that
  *   process's main thread over the pings) and exits.
+ *
+ * `--awake-us US` (either role): after each write, keep the event loop turning for US µs (a chain of
+ * setImmediate) instead of sleeping in epoll_wait when the peer's last turnaround came within 2 × US, as
+ * the service and a job do (core/platform/quickTurns.ts): the like-for-like floor for the service's round
+ * trip. Without it both processes sleep between messages and each pays a wake-up.
  */
 import { createConnection, createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -23,12 +28,48 @@ function mainThreadCpuMs(pid) {
 const now = () => performance.timeOrigin + performance.now();
 const [role, path, ...rest] = process.argv.slice(2);
 
+/** `--awake-us`'s value among `args` (0 when absent). */
+function awakeUsOf(args) {
+  const at = args.indexOf('--awake-us');
+  return at >= 0 ? Number(args[at + 1]) : 0;
+}
+const awakeUs = awakeUsOf(rest);
+let awakeUntil = 0;
+let turning = false;
+const turn = () => {
+  if (performance.now() < awakeUntil) setImmediate(turn);
+  else turning = false;
+};
+let wroteAt = -1;
+let quick = false;
+/** Data came: whether it came within twice the window of our last write decides whether the next write spins. */
+function arrived() {
+  if (wroteAt >= 0) quick = performance.now() - wroteAt <= (2 * awakeUs) / 1000;
+  wroteAt = -1;
+}
+/** After a write: stay awake for `awakeUs` if the peer's last turnaround was quick (nothing with 0). */
+function stayAwake() {
+  if (awakeUs <= 0) return;
+  wroteAt = performance.now();
+  if (!quick) return;
+  awakeUntil = performance.now() + awakeUs / 1000;
+  if (!turning) {
+    turning = true;
+    setImmediate(turn);
+  }
+}
+
 if (role === 'echo') {
-  const server = createServer((socket) => socket.on('data', (chunk) => socket.write(chunk)));
+  const server = createServer((socket) => socket.on('data', (chunk) => {
+    arrived();
+    socket.write(chunk);
+    stayAwake();
+  }));
   server.listen(path, () => console.log(JSON.stringify({ ev: 'listening' })));
 } else if (role === 'ping') {
   const opts = { pings: 200, bytes: 64, echoPid: 0 };
   for (let i = 0; i < rest.length; i += 2) {
+    if (rest[i] === '--awake-us') continue;
     const key = { '--pings': 'pings', '--bytes': 'bytes', '--echo-pid': 'echoPid' }[rest[i]];
     const value = Number(rest[i + 1]);
     if (!key || !(value > 0)) throw new Error(`socket-ping: bad argument ${rest[i]} ${rest[i + 1] ?? ''}`);
@@ -40,6 +81,7 @@ if (role === 'echo') {
   const onread = {
     buffer: Buffer.allocUnsafe(64 * 1024),
     callback: (bytes) => {
+      arrived();
       pending -= bytes;
       if (pending <= 0) arrived();
       return true;
@@ -57,6 +99,7 @@ if (role === 'echo') {
     await new Promise((resolve) => {
       arrived = resolve;
       socket.write(message);
+      stayAwake();
     });
     ms.push(now() - start);
   }
@@ -65,5 +108,5 @@ if (role === 'echo') {
   socket.end();
   console.log(JSON.stringify({ ev: 'ping', ms, cpuMs: (cpu.user + cpu.system) / 1000, userMs: cpu.user / 1000, systemMs: cpu.system / 1000, echoCpuMs }));
 } else {
-  throw new Error('socket-ping: usage: socket-ping.js echo PATH | ping PATH [--pings N] [--bytes B] [--echo-pid PID]');
+  throw new Error('socket-ping: usage: socket-ping.js echo PATH [--awake-us US] | ping PATH [--pings N] [--bytes B] [--echo-pid PID] [--awake-us US]');
 }
