@@ -58,6 +58,8 @@ type Mode = 'salus' | 'local';
 interface ModeRun {
   mode: Mode;
   iterationMs: number[];
+  /** The gaps before `warmup` (from the end of step 1: step 0 also compiles every pipeline): the run's start-up. */
+  earlyMs: number[];
   final: { loss: number; checksum: number } | null;
   /** The service's own average iteration time for this job (salus mode only). */
   serviceAvgIterationMs?: number | null;
@@ -71,11 +73,12 @@ function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec, cpu: readonly Cp
   const steps = run.lines.flatMap((line) => (indexOf(line.json) === null ? [] : [line.json!]));
   if (steps.length !== spec.iterations) throw new Error(`bench: ${spec.name} (${mode}) printed ${steps.length} of ${spec.iterations} steps`);
   const stamps = steps.filter((s) => indexOf(s)! >= spec.warmup).map((s) => s.t as number);
+  const earlyStamps = steps.filter((s) => indexOf(s)! >= 1 && indexOf(s)! <= spec.warmup).map((s) => s.t as number);
   const finalLine = run.lines.find((line) => line.json?.final)?.json?.final ?? null;
   const [first, last] = [stamps[0], stamps.at(-1)];
   const busyMs = stamps.length > 1 ? cpuBusyBetween(cpu, first, last!) : null;
   return {
-    mode, iterationMs: diffs(stamps), final: finalLine,
+    mode, iterationMs: diffs(stamps), earlyMs: diffs(earlyStamps), final: finalLine,
     cpuMsPerIteration: busyMs === null ? null : busyMs / (stamps.length - 1),
     coresBusy: busyMs === null ? null : busyMs / (last! - first),
   };
@@ -118,6 +121,10 @@ export async function benchExample(service: BenchService, spec: ExampleSpec) {
   const of = (mode: Mode) => runs.filter((run) => run.mode === mode);
   const salus = summarize(of('salus').flatMap((run) => run.iterationMs));
   const local = summarize(of('local').flatMap((run) => run.iterationMs));
+  const earlyOf = (mode: Mode) => {
+    const gaps = of(mode).flatMap((run) => run.earlyMs);
+    return gaps.length > 0 ? summarize(gaps) : null;
+  };
   const pairedRatios = of('salus').map((run, k) => quantile(run.iterationMs, 0.5) / quantile(of('local')[k].iterationMs, 0.5));
   /** Per mode, the median over its runs of CPU ms per iteration and cores busy (null when a run was unread). */
   const cpuOf = (mode: Mode) => {
@@ -130,6 +137,8 @@ export async function benchExample(service: BenchService, spec: ExampleSpec) {
   };
   return {
     spec, salus, local,
+    /** Iterations 1 to `warmup` (start-up: code not yet compiled in either process, pools filling). */
+    early: { salus: earlyOf('salus'), local: earlyOf('local') },
     cpu: { salus: cpuOf('salus'), local: cpuOf('local') },
     ratio: salus.median / local.median,
     ratioP90: salus.p90 / local.p90,
