@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { unlinkSync } from 'node:fs';
-import { throttleDawnPolling } from '../executor/dawnPolling.js';
+import { DAWN_POLLING, SOFTWARE_GPU_POLLING, throttleDawnPolling } from '../executor/dawnPolling.js';
 import { countQueueWork } from '../executor/queueActivity.js';
 import { openServiceGpus } from './serveGpus.js';
 import type { GpuMemoryFlag } from '../platform/gpuId.js';
@@ -51,10 +51,11 @@ export async function serve(options: ServeOptions): Promise<SalusService> {
   // The panel's address is checked before anything starts, so a typo costs no GPU start-up.
   const httpServer = options.http === undefined ? null : await import('../bridge/httpServer.js');
   httpServer?.parseListen(options.http!);
-  // The service waits on the GPU for every job at once: dawn.node's polls while it waits are throttled (see dawnPolling.ts).
-  throttleDawnPolling();
   const logger = options.logger ?? createLogger();
   const gpus = await openServiceGpus({ backend: options.backend, adapter: options.adapter, gpus: options.gpus, memory: options.memory, log: logger.info });
+  // The service waits on the GPU for every job at once: dawn.node's polls while it waits are throttled, and
+  // spaced further apart as a wait goes on where the GPU is software and its threads share our cores (dawnPolling.ts).
+  throttleDawnPolling(gpus.every(({ gpu }) => gpu.info.isSoftware) ? SOFTWARE_GPU_POLLING : DAWN_POLLING);
   // An idle queue's onSubmittedWorkDone is answered without asking Dawn (see queueActivity.ts): count queue work from here on.
   countQueueWork();
   const dataDir = resolveDataDir(options.dataDir);

@@ -44,6 +44,21 @@ describe('throttleDawnPolling', () => {
     expect(times.length - 1).toBeLessThanOrEqual(Math.ceil(spanMs / 0.2) + 1);
   });
 
+  it('with a backoff, spaces a long wait\'s polls out as it goes on, up to the largest interval', async () => {
+    restore = throttleDawnPolling({ minIntervalUs: 50, spinUs: 0, backoff: { divisor: 8, maxIntervalUs: 1000 } }).restore;
+    const times = await pollChain({ forMs: 30 });
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    // 50 µs apart throughout would be ~600 polls; an eighth of the wait (≤ 1 ms) is ~55 (a busy machine makes fewer).
+    expect(times.length).toBeGreaterThan(5);
+    expect(times.length).toBeLessThan(120);
+    // Late in the wait the gaps are near the largest interval: at least 0.5 ms, and not held past it by the throttle.
+    const late = gaps.filter((_, i) => times[i + 1] - times[0] > 12);
+    expect(late.length).toBeGreaterThan(0);
+    for (const gap of late) expect(gap).toBeGreaterThanOrEqual(0.9);
+    // Early gaps are short: the first poll after the wait began is not held, the next ones 50 µs apart or a little more.
+    expect(gaps[0]).toBeLessThan(5);
+  });
+
   it('runs a held poll at once when a job awaits (pollDawnSoon), ahead of the throttle and of the next turn', async () => {
     // Spinning, not sleeping, so that this test's timer runs while the poll is held.
     restore = throttleDawnPolling({ minIntervalUs: 100_000, spinUs: 10_000_000 }).restore;
