@@ -162,9 +162,18 @@ const PAGE_MASK = (1 << PAGE_BITS) - 1;
 /** Whether `id` is a whole number in [0, PAGED_ID_LIMIT), kept in a page. */
 const paged = (id: number): boolean => (id >>> 0) === id && id < PAGED_ID_LIMIT;
 
-/** 2^PAGE_BITS consecutive ids' entries, and how many are live (a page with none goes). */
+/**
+ * 2^PAGE_BITS consecutive ids' entries, and how many are live (a page with none goes). Each slot's kind and device
+ * are also kept beside the entries, in arrays of one element kind: get() checks them there, because reading `kind`
+ * and `device` off the entries themselves (an object literal of a shape of its own per kind) was a megamorphic
+ * property load on every command in a service that has seen many kinds.
+ */
 interface Page {
   readonly entries: (Entry | undefined)[];
+  /** The kind of each slot's entry ('invalid' for a failed creation; '' where none). */
+  readonly kinds: (EntryKind | 'invalid' | '')[];
+  /** The job's device of each slot's entry (0 where none). */
+  readonly devices: number[];
   live: number;
 }
 
@@ -179,8 +188,19 @@ export class ObjectTable {
   private liveCount = 0;
   /** The job's device that commands are replayed for now (its id from `configureDevice`). */
   deviceId = 1;
+  private config: DeviceConfig | null = null;
+  /** The current device's maxComputeWorkgroupsPerDimension (Infinity when it declared none): every dispatch checks it. */
+  maxWorkgroupsPerDimension = Infinity;
+
   /** That device's own features and limits; null until it says (then only the shared device's apply). */
-  device: DeviceConfig | null = null;
+  get device(): DeviceConfig | null {
+    return this.config;
+  }
+
+  set device(config: DeviceConfig | null) {
+    this.config = config;
+    this.maxWorkgroupsPerDimension = config?.limits.maxComputeWorkgroupsPerDimension ?? Infinity;
+  }
   /** Set by the session; without it a discarded buffer cannot be used. */
   refresh: EntryRefresh | null = null;
   /** Whether any buffer of the job was ever discarded (until then, no batch can bring one back). */
@@ -210,6 +230,28 @@ export class ObjectTable {
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
   get<K extends EntryKind>(id: number, kind: K): EntryOf<K> {
+    const page = paged(id) ? this.pages[id >>> PAGE_BITS] : undefined;
+    const slot = id & PAGE_MASK;
+    // The common case reads only the page's arrays and, for buffers and bind groups, one field of their own shape.
+    const entry = (page !== undefined && page.kinds[slot] === kind && page.devices[slot] === this.deviceId
+      ? page.entries[slot] : this.checked(id, kind)) as EntryOf<K>;
+    if (kind === 'buffer') {
+      const buffer = entry as BufferEntry;
+      if (buffer.discarded) {
+        if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
+        this.refresh.buffer(buffer);
+      }
+    } else if (kind === 'bindGroup' && (entry as BindGroupEntry).currentAt !== bufferGeneration) {
+      this.refresh?.bindGroup(id, entry as BindGroupEntry);
+    }
+    return entry;
+  }
+
+  /**
+   * The entry of `id` when it is a live `kind` of the current device (an id outside the pages, which only a broken
+   * client sends, lives in `others`), else a ReplayError saying what is wrong with it.
+   */
+  private checked(id: number, kind: EntryKind): Entry {
     const entry = this.peek(id);
     if (!entry) throw new ReplayError(`${NAMES[kind]} id ${id} does not exist in this job (never created, or released)`);
     if (entry.kind === 'invalid') {
@@ -219,13 +261,7 @@ export class ObjectTable {
     if (entry.device !== this.deviceId) {
       throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${entry.device}, and cannot be used with its device ${this.deviceId}`);
     }
-    if (entry.kind === 'buffer' && entry.discarded) {
-      if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
-      this.refresh.buffer(entry);
-    } else if (entry.kind === 'bindGroup' && entry.currentAt !== bufferGeneration) {
-      this.refresh?.bindGroup(id, entry);
-    }
-    return entry as EntryOf<K>;
+    return entry;
   }
 
   /** Whether a live encoder or command buffer names `buffer` (then its real buffer must stay until submit). */
@@ -296,11 +332,19 @@ export class ObjectTable {
       let page = this.pages[index];
       if (!page) {
         if (!entry) return;
-        page = { entries: new Array<Entry | undefined>(PAGE_MASK + 1).fill(undefined), live: 0 };
+        page = {
+          entries: new Array<Entry | undefined>(PAGE_MASK + 1).fill(undefined),
+          kinds: new Array<Page['kinds'][number]>(PAGE_MASK + 1).fill(''),
+          devices: new Array<number>(PAGE_MASK + 1).fill(0),
+          live: 0,
+        };
         this.pages[index] = page;
       }
-      old = page.entries[id & PAGE_MASK];
-      page.entries[id & PAGE_MASK] = entry;
+      const slot = id & PAGE_MASK;
+      old = page.entries[slot];
+      page.entries[slot] = entry;
+      page.kinds[slot] = entry ? entry.kind : '';
+      page.devices[slot] = entry?.device ?? 0;
       page.live += (entry ? 1 : 0) - (old ? 1 : 0);
       if (page.live === 0) this.pages[index] = undefined;
     } else {

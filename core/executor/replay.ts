@@ -470,7 +470,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   dispatch(ctx, cmd) {
-    const most = jobLimit(ctx, 'maxComputeWorkgroupsPerDimension');
+    const most = ctx.table.maxWorkgroupsPerDimension;
     if (cmd.x > most || cmd.y > most || cmd.z > most) {
       throw new ReplayError(`dispatchWorkgroups(${cmd.x}, ${cmd.y}, ${cmd.z}) exceeds the device's maxComputeWorkgroupsPerDimension ${most}`);
     }
