@@ -474,7 +474,11 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     if (cmd.x > most || cmd.y > most || cmd.z > most) {
       throw new ReplayError(`dispatchWorkgroups(${cmd.x}, ${cmd.y}, ${cmd.z}) exceeds the device's maxComputeWorkgroupsPerDimension ${most}`);
     }
-    ctx.table.get(cmd.pass, 'computePass').obj.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
+    const pass = ctx.table.get(cmd.pass, 'computePass').obj;
+    // dawn.node converts every argument it is given; y and z default to 1 (WebGPU), so a 1 is left for it to fill in.
+    if (cmd.z !== 1) pass.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
+    else if (cmd.y !== 1) pass.dispatchWorkgroups(cmd.x, cmd.y);
+    else pass.dispatchWorkgroups(cmd.x);
   },
 
   dispatchIndirect(ctx, cmd) {
