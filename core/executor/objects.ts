@@ -37,9 +37,9 @@ export interface BufferEntry {
    * Set while the job's framework has declared its contents dead (the `discard` command): the memory went
    * back, `obj` is a destroyed placeholder, and the next use allocates the buffer again (core/executor/discard.ts).
    */
-  discarded?: boolean;
+  discarded: boolean;
   /** The lease a discard freed, while the memory manager may still give it back (see MemoryManager.takeBack). */
-  discardedLease?: BufferLease | null;
+  discardedLease: BufferLease | null;
 }
 
 /**
@@ -67,9 +67,9 @@ export interface BindGroupEntry {
   dynamic: DynamicBinding[];
   builtOn: GPUBuffer[];
   /** The encoder whose used buffers took this group's last (so setting it again there adds nothing). */
-  usedBy?: EncoderState;
-  /** The buffer generation at which the group was last found current (no buffer of it moved since). */
-  currentAt?: number;
+  usedBy: EncoderState | undefined;
+  /** The buffer generation at which the group was last found current (no buffer of it moved since); -1: never checked. */
+  currentAt: number;
 }
 
 /**
@@ -104,10 +104,11 @@ export interface EncoderState {
   passes: number[];
 }
 
-/** Any entry; `device` is the job's device that owns it (set by the table). */
-export type Entry = EntryBody & { device?: number };
-
-type EntryBody =
+/**
+ * Any entry. The job's device that owns it is kept by the table beside it (ObjectTable.deviceOf), not on it: a
+ * property added after the literal made a second shape per kind, which optimised replay code came to depend on.
+ */
+export type Entry =
   | BufferEntry
   | { kind: 'shaderModule'; obj: GPUShaderModule }
   /** `dynamicBindings`: its binding numbers with a dynamic offset, in the order setBindGroup's offsets apply. */
@@ -185,6 +186,7 @@ export class ObjectTable {
    */
   private readonly pages: (Page | undefined)[] = [];
   private readonly others = new Map<number, Entry>();
+  private readonly otherDevices = new Map<number, number>();
   private liveCount = 0;
   /** The job's device that commands are replayed for now (its id from `configureDevice`). */
   deviceId = 1;
@@ -214,8 +216,7 @@ export class ObjectTable {
 
   /** Registers a created object. Reusing a live id is a protocol violation, reported as a validation error. */
   set(id: number, entry: Entry): void {
-    entry.device = this.deviceId;
-    this.store(id, entry);
+    this.store(id, entry, this.deviceId);
     if (RECORDERS.has(entry.kind)) this.recorders.add(entry);
   }
 
@@ -225,7 +226,7 @@ export class ObjectTable {
 
   /** Marks `id` as a failed creation of `kind`. */
   invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
-    this.store(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
+    this.store(id, { kind: 'invalid', of: kind, message, encoder }, this.deviceId);
   }
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
@@ -258,8 +259,9 @@ export class ObjectTable {
       throw new ReplayError(`invalid ${NAMES[entry.of]} (id ${id}) used: ${entry.message}`);
     }
     if (entry.kind !== kind) throw new ReplayError(`id ${id} is a ${NAMES[(entry as { kind: EntryKind }).kind]}, not a ${NAMES[kind]}`);
-    if (entry.device !== this.deviceId) {
-      throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${entry.device}, and cannot be used with its device ${this.deviceId}`);
+    const device = this.deviceOf(id);
+    if (device !== this.deviceId) {
+      throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${device}, and cannot be used with its device ${this.deviceId}`);
     }
     return entry;
   }
@@ -287,6 +289,13 @@ export class ObjectTable {
     return null;
   }
 
+  /** The job's device that made `id`'s live entry (undefined: none). */
+  deviceOf(id: number): number | undefined {
+    if (!paged(id)) return this.otherDevices.get(id);
+    const page = this.pages[id >>> PAGE_BITS];
+    return page?.entries[id & PAGE_MASK] ? page.devices[id & PAGE_MASK] : undefined;
+  }
+
   /** Any entry of `id`, for labels and destroy. */
   peek(id: number): Entry | undefined {
     if (paged(id)) return this.pages[id >>> PAGE_BITS]?.entries[id & PAGE_MASK];
@@ -310,10 +319,10 @@ export class ObjectTable {
     const ids: number[] = [];
     this.pages.forEach((page, index) => {
       page?.entries.forEach((entry, slot) => {
-        if (entry?.device === deviceId) ids.push(index * (PAGE_MASK + 1) + slot);
+        if (entry && page.devices[slot] === deviceId) ids.push(index * (PAGE_MASK + 1) + slot);
       });
     });
-    for (const [id, entry] of this.others) if (entry.device === deviceId) ids.push(id);
+    for (const [id, device] of this.otherDevices) if (device === deviceId) ids.push(id);
     return ids;
   }
 
@@ -321,11 +330,12 @@ export class ObjectTable {
     this.recorders.clear();
     this.pages.length = 0;
     this.others.clear();
+    this.otherDevices.clear();
     this.liveCount = 0;
   }
 
-  /** Puts `entry` (undefined: nothing) at `id`; what was there stops being a live recorder. */
-  private store(id: number, entry: Entry | undefined): void {
+  /** Puts `entry` (undefined: nothing) of job device `device` at `id`; what was there stops being a live recorder. */
+  private store(id: number, entry: Entry | undefined, device = 0): void {
     let old: Entry | undefined;
     if (paged(id)) {
       const index = id >>> PAGE_BITS;
@@ -344,13 +354,18 @@ export class ObjectTable {
       old = page.entries[slot];
       page.entries[slot] = entry;
       page.kinds[slot] = entry ? entry.kind : '';
-      page.devices[slot] = entry?.device ?? 0;
+      page.devices[slot] = entry ? device : 0;
       page.live += (entry ? 1 : 0) - (old ? 1 : 0);
       if (page.live === 0) this.pages[index] = undefined;
     } else {
       old = this.others.get(id);
-      if (entry) this.others.set(id, entry);
-      else this.others.delete(id);
+      if (entry) {
+        this.others.set(id, entry);
+        this.otherDevices.set(id, device);
+      } else {
+        this.others.delete(id);
+        this.otherDevices.delete(id);
+      }
     }
     this.liveCount += (entry ? 1 : 0) - (old ? 1 : 0);
     if (old) this.recorders.delete(old);

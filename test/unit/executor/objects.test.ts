@@ -71,13 +71,17 @@ describe('ObjectTable', () => {
       const entry = module();
       table.set(id, entry);
       expect(table.get(id, 'shaderModule')).toBe(entry);
+      expect(table.deviceOf(id)).toBe(1);
+      expect(Object.keys(entry)).toEqual(['kind', 'obj']);
       expect(() => table.get(id, 'computePass')).toThrow(`id ${id} is a GPUShaderModule, not a GPUComputePassEncoder`);
       table.deviceId = 2;
+      expect(table.idsOf(2)).toEqual([]);
       expect(() => table.get(id, 'shaderModule')).toThrow(`[GPUShaderModule id ${id}] is associated with the job's device 1, and cannot be used with its device 2`);
       table.deviceId = 1;
       table.invalidate(id, 'shaderModule', 'bad code');
       expect(() => table.get(id, 'shaderModule')).toThrow(`invalid GPUShaderModule (id ${id}) used: bad code`);
       table.delete(id);
+      expect(table.deviceOf(id)).toBeUndefined();
       expect(() => table.get(id, 'shaderModule')).toThrow(`GPUShaderModule id ${id} does not exist in this job`);
       const next = encoder();
       table.set(id, next);
