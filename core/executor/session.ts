@@ -23,6 +23,7 @@ import {
 } from './opFlags.js';
 import { IterationTimer } from './iterationTimer.js';
 import { IterationMachine, type IterationSource } from './iteration.js';
+import { JobIterationEffects } from './iterationEffects.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { BulkReader } from './bulkRead.js';
@@ -88,11 +89,7 @@ export class Session implements ResidentSession, ContextOwner {
   ) {
     this.bulk = new BulkReader(bulkDir, jobId);
     this.devices = new JobDevices(device, (error, id) => host.uncaptured(error, id), () => this.workingSetTracker.taint());
-    this.iteration = new IterationMachine({
-      beginMemory: () => memory.beginIteration(jobId),
-      endMemory: () => memory.endIteration(jobId),
-      finish: (elapsedMs, counted) => host.finishIteration(elapsedMs, counted),
-    });
+    this.iteration = new IterationMachine(new JobIterationEffects(jobId, memory, host));
     this.ctx = new SessionContext(jobId, device, this.table, memory, this, host, this.bulk);
     // Discarded buffers come back, and bind groups on moved buffers are made again, when the job next uses them.
     this.table.refresh = new SessionRefresh({ jobId, device, table: this.table, memory }, this.bindGroupSources);
