@@ -37,9 +37,9 @@ export interface BufferEntry {
    * Set while the job's framework has declared its contents dead (the `discard` command): the memory went
    * back, `obj` is a destroyed placeholder, and the next use allocates the buffer again (core/executor/discard.ts).
    */
-  discarded?: boolean;
+  discarded: boolean;
   /** The lease a discard freed, while the memory manager may still give it back (see MemoryManager.takeBack). */
-  discardedLease?: BufferLease | null;
+  discardedLease: BufferLease | null;
 }
 
 /**
@@ -67,9 +67,9 @@ export interface BindGroupEntry {
   dynamic: DynamicBinding[];
   builtOn: GPUBuffer[];
   /** The encoder whose used buffers took this group's last (so setting it again there adds nothing). */
-  usedBy?: EncoderState;
-  /** The buffer generation at which the group was last found current (no buffer of it moved since). */
-  currentAt?: number;
+  usedBy: EncoderState | undefined;
+  /** The buffer generation at which the group was last found current (no buffer of it moved since); -1: never checked. */
+  currentAt: number;
 }
 
 /**
@@ -104,10 +104,11 @@ export interface EncoderState {
   passes: number[];
 }
 
-/** Any entry; `device` is the job's device that owns it (set by the table). */
-export type Entry = EntryBody & { device?: number };
-
-type EntryBody =
+/**
+ * Any entry. The job's device that owns it is kept by the table beside it (ObjectTable.deviceOf), not on it: a
+ * property added after the literal made a second shape per kind, which optimised replay code came to depend on.
+ */
+export type Entry =
   | BufferEntry
   | { kind: 'shaderModule'; obj: GPUShaderModule }
   /** `dynamicBindings`: its binding numbers with a dynamic offset, in the order setBindGroup's offsets apply. */
@@ -162,9 +163,18 @@ const PAGE_MASK = (1 << PAGE_BITS) - 1;
 /** Whether `id` is a whole number in [0, PAGED_ID_LIMIT), kept in a page. */
 const paged = (id: number): boolean => (id >>> 0) === id && id < PAGED_ID_LIMIT;
 
-/** 2^PAGE_BITS consecutive ids' entries, and how many are live (a page with none goes). */
+/**
+ * 2^PAGE_BITS consecutive ids' entries, and how many are live (a page with none goes). Each slot's kind and device
+ * are also kept beside the entries, in arrays of one element kind: get() checks them there, because reading `kind`
+ * and `device` off the entries themselves (an object literal of a shape of its own per kind) was a megamorphic
+ * property load on every command in a service that has seen many kinds.
+ */
 interface Page {
   readonly entries: (Entry | undefined)[];
+  /** The kind of each slot's entry ('invalid' for a failed creation; '' where none). */
+  readonly kinds: (EntryKind | 'invalid' | '')[];
+  /** The job's device of each slot's entry (0 where none). */
+  readonly devices: number[];
   live: number;
 }
 
@@ -176,11 +186,23 @@ export class ObjectTable {
    */
   private readonly pages: (Page | undefined)[] = [];
   private readonly others = new Map<number, Entry>();
+  private readonly otherDevices = new Map<number, number>();
   private liveCount = 0;
   /** The job's device that commands are replayed for now (its id from `configureDevice`). */
   deviceId = 1;
+  private config: DeviceConfig | null = null;
+  /** The current device's maxComputeWorkgroupsPerDimension (Infinity when it declared none): every dispatch checks it. */
+  maxWorkgroupsPerDimension = Infinity;
+
   /** That device's own features and limits; null until it says (then only the shared device's apply). */
-  device: DeviceConfig | null = null;
+  get device(): DeviceConfig | null {
+    return this.config;
+  }
+
+  set device(config: DeviceConfig | null) {
+    this.config = config;
+    this.maxWorkgroupsPerDimension = config?.limits.maxComputeWorkgroupsPerDimension ?? Infinity;
+  }
   /** Set by the session; without it a discarded buffer cannot be used. */
   refresh: EntryRefresh | null = null;
   /** Whether any buffer of the job was ever discarded (until then, no batch can bring one back). */
@@ -194,8 +216,7 @@ export class ObjectTable {
 
   /** Registers a created object. Reusing a live id is a protocol violation, reported as a validation error. */
   set(id: number, entry: Entry): void {
-    entry.device = this.deviceId;
-    this.store(id, entry);
+    this.store(id, entry, this.deviceId);
     if (RECORDERS.has(entry.kind)) this.recorders.add(entry);
   }
 
@@ -205,27 +226,44 @@ export class ObjectTable {
 
   /** Marks `id` as a failed creation of `kind`. */
   invalidate(id: number, kind: EntryKind, message: string, encoder?: EncoderState): void {
-    this.store(id, { kind: 'invalid', of: kind, message, encoder, device: this.deviceId });
+    this.store(id, { kind: 'invalid', of: kind, message, encoder }, this.deviceId);
   }
 
   /** The live entry of `id` and `kind`, or a ReplayError saying what is wrong with it. */
   get<K extends EntryKind>(id: number, kind: K): EntryOf<K> {
+    const page = paged(id) ? this.pages[id >>> PAGE_BITS] : undefined;
+    const slot = id & PAGE_MASK;
+    // The common case reads only the page's arrays and, for buffers and bind groups, one field of their own shape.
+    const entry = (page !== undefined && page.kinds[slot] === kind && page.devices[slot] === this.deviceId
+      ? page.entries[slot] : this.checked(id, kind)) as EntryOf<K>;
+    if (kind === 'buffer') {
+      const buffer = entry as BufferEntry;
+      if (buffer.discarded) {
+        if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
+        this.refresh.buffer(buffer);
+      }
+    } else if (kind === 'bindGroup' && (entry as BindGroupEntry).currentAt !== bufferGeneration) {
+      this.refresh?.bindGroup(id, entry as BindGroupEntry);
+    }
+    return entry;
+  }
+
+  /**
+   * The entry of `id` when it is a live `kind` of the current device (an id outside the pages, which only a broken
+   * client sends, lives in `others`), else a ReplayError saying what is wrong with it.
+   */
+  private checked(id: number, kind: EntryKind): Entry {
     const entry = this.peek(id);
     if (!entry) throw new ReplayError(`${NAMES[kind]} id ${id} does not exist in this job (never created, or released)`);
     if (entry.kind === 'invalid') {
       throw new ReplayError(`invalid ${NAMES[entry.of]} (id ${id}) used: ${entry.message}`);
     }
     if (entry.kind !== kind) throw new ReplayError(`id ${id} is a ${NAMES[(entry as { kind: EntryKind }).kind]}, not a ${NAMES[kind]}`);
-    if (entry.device !== this.deviceId) {
-      throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${entry.device}, and cannot be used with its device ${this.deviceId}`);
+    const device = this.deviceOf(id);
+    if (device !== this.deviceId) {
+      throw new ReplayError(`[${NAMES[kind]} id ${id}] is associated with the job's device ${device}, and cannot be used with its device ${this.deviceId}`);
     }
-    if (entry.kind === 'buffer' && entry.discarded) {
-      if (!this.refresh) throw new ReplayError(`buffer id ${id} was discarded and this service cannot bring it back`);
-      this.refresh.buffer(entry);
-    } else if (entry.kind === 'bindGroup' && entry.currentAt !== bufferGeneration) {
-      this.refresh?.bindGroup(id, entry);
-    }
-    return entry as EntryOf<K>;
+    return entry;
   }
 
   /** Whether a live encoder or command buffer names `buffer` (then its real buffer must stay until submit). */
@@ -251,6 +289,13 @@ export class ObjectTable {
     return null;
   }
 
+  /** The job's device that made `id`'s live entry (undefined: none). */
+  deviceOf(id: number): number | undefined {
+    if (!paged(id)) return this.otherDevices.get(id);
+    const page = this.pages[id >>> PAGE_BITS];
+    return page?.entries[id & PAGE_MASK] ? page.devices[id & PAGE_MASK] : undefined;
+  }
+
   /** Any entry of `id`, for labels and destroy. */
   peek(id: number): Entry | undefined {
     if (paged(id)) return this.pages[id >>> PAGE_BITS]?.entries[id & PAGE_MASK];
@@ -274,10 +319,10 @@ export class ObjectTable {
     const ids: number[] = [];
     this.pages.forEach((page, index) => {
       page?.entries.forEach((entry, slot) => {
-        if (entry?.device === deviceId) ids.push(index * (PAGE_MASK + 1) + slot);
+        if (entry && page.devices[slot] === deviceId) ids.push(index * (PAGE_MASK + 1) + slot);
       });
     });
-    for (const [id, entry] of this.others) if (entry.device === deviceId) ids.push(id);
+    for (const [id, device] of this.otherDevices) if (device === deviceId) ids.push(id);
     return ids;
   }
 
@@ -285,28 +330,42 @@ export class ObjectTable {
     this.recorders.clear();
     this.pages.length = 0;
     this.others.clear();
+    this.otherDevices.clear();
     this.liveCount = 0;
   }
 
-  /** Puts `entry` (undefined: nothing) at `id`; what was there stops being a live recorder. */
-  private store(id: number, entry: Entry | undefined): void {
+  /** Puts `entry` (undefined: nothing) of job device `device` at `id`; what was there stops being a live recorder. */
+  private store(id: number, entry: Entry | undefined, device = 0): void {
     let old: Entry | undefined;
     if (paged(id)) {
       const index = id >>> PAGE_BITS;
       let page = this.pages[index];
       if (!page) {
         if (!entry) return;
-        page = { entries: new Array<Entry | undefined>(PAGE_MASK + 1).fill(undefined), live: 0 };
+        page = {
+          entries: new Array<Entry | undefined>(PAGE_MASK + 1).fill(undefined),
+          kinds: new Array<Page['kinds'][number]>(PAGE_MASK + 1).fill(''),
+          devices: new Array<number>(PAGE_MASK + 1).fill(0),
+          live: 0,
+        };
         this.pages[index] = page;
       }
-      old = page.entries[id & PAGE_MASK];
-      page.entries[id & PAGE_MASK] = entry;
+      const slot = id & PAGE_MASK;
+      old = page.entries[slot];
+      page.entries[slot] = entry;
+      page.kinds[slot] = entry ? entry.kind : '';
+      page.devices[slot] = entry ? device : 0;
       page.live += (entry ? 1 : 0) - (old ? 1 : 0);
       if (page.live === 0) this.pages[index] = undefined;
     } else {
       old = this.others.get(id);
-      if (entry) this.others.set(id, entry);
-      else this.others.delete(id);
+      if (entry) {
+        this.others.set(id, entry);
+        this.otherDevices.set(id, device);
+      } else {
+        this.others.delete(id);
+        this.otherDevices.delete(id);
+      }
     }
     this.liveCount += (entry ? 1 : 0) - (old ? 1 : 0);
     if (old) this.recorders.delete(old);

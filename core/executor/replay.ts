@@ -172,14 +172,17 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     }
     if (invalidBufferDescriptor(cmd.size, cmd.usage, mappedAtCreation, ctx.device.limits.maxBufferSize)) {
       const obj = ctx.device.createBuffer({ size: cmd.size, usage: cmd.usage, mappedAtCreation, label: cmd.label });
-      ctx.table.set(cmd.id, { kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label });
+      ctx.table.set(cmd.id, {
+        kind: 'buffer', obj, sizeBytes: cmd.size, usage: cmd.usage, lease: null, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label,
+        discarded: false, discardedLease: null,
+      });
       return;
     }
     const result = ctx.memory.allocate(ctx.jobId, { size: cmd.size, usage: cmd.usage, label: cmd.label, mappedAtCreation });
     if (!result.ok) throw new ReplayError(result.message, result.errorType);
     ctx.table.set(cmd.id, {
       kind: 'buffer', obj: result.lease.buffer, sizeBytes: cmd.size, usage: cmd.usage,
-      lease: result.lease, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label,
+      lease: result.lease, destroyed: false, mapped: null, mappedAtCreation, label: cmd.label, discarded: false, discardedLease: null,
     });
   },
 
@@ -400,7 +403,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       dynamic.sort((a, b) => a.binding - b.binding);
       noteDynamicAlignments(limits, obj, layout.obj, dynamic.map((d) => d.binding));
     }
-    ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
+    ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj), usedBy: undefined, currentAt: -1 });
   },
 
   createQuerySet(ctx, cmd) {
@@ -470,11 +473,15 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   dispatch(ctx, cmd) {
-    const most = jobLimit(ctx, 'maxComputeWorkgroupsPerDimension');
+    const most = ctx.table.maxWorkgroupsPerDimension;
     if (cmd.x > most || cmd.y > most || cmd.z > most) {
       throw new ReplayError(`dispatchWorkgroups(${cmd.x}, ${cmd.y}, ${cmd.z}) exceeds the device's maxComputeWorkgroupsPerDimension ${most}`);
     }
-    ctx.table.get(cmd.pass, 'computePass').obj.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
+    const pass = ctx.table.get(cmd.pass, 'computePass').obj;
+    // dawn.node converts every argument it is given; y and z default to 1 (WebGPU), so a 1 is left for it to fill in.
+    if (cmd.z !== 1) pass.dispatchWorkgroups(cmd.x, cmd.y, cmd.z);
+    else if (cmd.y !== 1) pass.dispatchWorkgroups(cmd.x, cmd.y);
+    else pass.dispatchWorkgroups(cmd.x);
   },
 
   dispatchIndirect(ctx, cmd) {
@@ -567,7 +574,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
 
   discard(ctx, cmd) {
     const entry = ctx.table.peek(cmd.id);
-    if (entry?.kind === 'buffer' && entry.device === ctx.table.deviceId) discardBuffer(ctx, entry);
+    if (entry?.kind === 'buffer' && ctx.table.deviceOf(cmd.id) === ctx.table.deviceId) discardBuffer(ctx, entry);
   },
   ...textureHandlers({ bytesAt, checkRange, limitPair }),
   ...renderHandlers({ bytesAt, checkRange, limitPair }),

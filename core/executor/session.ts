@@ -14,14 +14,16 @@ import type { DecodedBatch } from '../protocol/commandCodec.js';
 import type { MemoryManager } from '../memory/memoryManager.js';
 import type { ErrorScopes } from './errorScopes.js';
 import { JobDevices } from './jobDevices.js';
-import { ObjectTable, type BufferEntry, type DeviceConfig } from './objects.js';
-import { reviveBuffer } from './discard.js';
-import { createdKind, noteAnswer, replay, type ReplayContext, type RequestWatch } from './replay.js';
+import { ObjectTable, type DeviceConfig } from './objects.js';
+import { createdKind, replay } from './replay.js';
+import { NO_PAYLOAD, SessionContext, type ContextOwner } from './sessionContext.js';
+import { SessionRefresh } from './entryRefresh.js';
 import {
   OP_BIND_GROUP_SOURCES, OP_DISPATCH, OP_FLAGS, OP_LARGE_REPLY, OP_RELEASE, OP_SESSION, OP_SUBMIT, OP_SYNC, OP_WORKING_SET, lastIndexWith,
 } from './opFlags.js';
 import { IterationTimer } from './iterationTimer.js';
 import { IterationMachine, type IterationSource } from './iteration.js';
+import { JobIterationEffects } from './iterationEffects.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { BulkReader } from './bulkRead.js';
@@ -48,13 +50,10 @@ export interface SessionHost {
   whenWritable?(): Promise<void> | null;
 }
 
-/** The payload of the context between batches (none: the last batch's bytes are not kept). */
-const NO_PAYLOAD = new Uint8Array(0);
-
 /** Malformed commands of one job that reach the service's log; past it one line says the rest are not logged. */
 export const MALFORMED_LOG_LIMIT = 10;
 
-export class Session implements ResidentSession {
+export class Session implements ResidentSession, ContextOwner {
   private readonly table = new ObjectTable();
   /** The job's devices, and the one its commands are for now. */
   private readonly devices: JobDevices;
@@ -78,7 +77,7 @@ export class Session implements ResidentSession {
   /** True while a batch is prepared or replayed (not while it waits for a grant): then its buffers never page out. */
   busy = false;
   /** What the replay handlers use: one per session, made once (its `payload` is the replaying batch's data section). */
-  private readonly ctx: ReplayContext & { payload: Uint8Array };
+  private readonly ctx: SessionContext;
 
   constructor(
     readonly jobId: string,
@@ -90,18 +89,10 @@ export class Session implements ResidentSession {
   ) {
     this.bulk = new BulkReader(bulkDir, jobId);
     this.devices = new JobDevices(device, (error, id) => host.uncaptured(error, id), () => this.workingSetTracker.taint());
-    this.iteration = new IterationMachine({
-      beginMemory: () => memory.beginIteration(jobId),
-      endMemory: () => memory.endIteration(jobId),
-      finish: (elapsedMs, counted) => host.finishIteration(elapsedMs, counted),
-    });
-    this.ctx = this.context();
+    this.iteration = new IterationMachine(new JobIterationEffects(jobId, memory, host));
+    this.ctx = new SessionContext(jobId, device, this.table, memory, this, host, this.bulk);
     // Discarded buffers come back, and bind groups on moved buffers are made again, when the job next uses them.
-    const revive = (entry: BufferEntry) => reviveBuffer({ jobId, device, table: this.table, memory }, entry);
-    this.table.refresh = {
-      buffer: revive,
-      bindGroup: (id, group) => this.bindGroupSources.refresh(id, group, device, revive),
-    };
+    this.table.refresh = new SessionRefresh({ jobId, device, table: this.table, memory }, this.bindGroupSources);
   }
 
   /** The error scopes of the device the job's commands are for now. */
@@ -352,29 +343,14 @@ export class Session implements ResidentSession {
     }
   }
 
-  private context(): ReplayContext & { payload: Uint8Array } {
-    const requests: RequestWatch = { rid: 0, answered: false };
-    return {
-      requests,
-      jobId: this.jobId,
-      device: this.device,
-      table: this.table,
-      memory: this.memory,
-      payload: NO_PAYLOAD,
-      reply: (rid, result, bytes) => {
-        noteAnswer(requests, rid);
-        if (!this.closed) this.host.reply(rid, result, bytes);
-      },
-      replyError: (rid, message, gpu) => {
-        noteAnswer(requests, rid);
-        if (!this.closed) this.host.replyError(rid, message, gpu);
-      },
-      // Bytes the job sent by reference to the bulk channel (core/executor/bulkRead.ts).
-      readBulk: (ref) => this.bulk.read(ref),
-      ring: () => this.bulk.ring(),
-      submitPrefix: () => (this.iteration.running && this.timer ? this.timer.takeBeginCommands() : []),
-      submitSuffix: () => (this.iteration.running && this.timer ? this.timer.takeEndCommands(this.stampEndHere) : []),
-    };
+  /** The iteration timer's start, for the context's submitPrefix (ContextOwner). */
+  timerBeginCommands(): GPUCommandBuffer[] {
+    return this.iteration.running && this.timer ? this.timer.takeBeginCommands() : [];
+  }
+
+  /** The iteration timer's end, for the context's submitSuffix (ContextOwner). */
+  timerEndCommands(): GPUCommandBuffer[] {
+    return this.iteration.running && this.timer ? this.timer.takeEndCommands(this.stampEndHere) : [];
   }
 
   /** Waits for the grant mid-batch, not busy meanwhile (its buffers may page out), then makes the rest of the batch resident again. */

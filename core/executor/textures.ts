@@ -205,7 +205,7 @@ export function textureHandlers(helpers: ReplayHelpers): { [K in TextureOp]: Han
       dynamic.sort((a, b) => a.binding - b.binding);
       const obj = ctx.device.createBindGroup({ layout: layout.obj, entries, label: cmd.label });
       if (dynamic.length > 0) noteDynamicAlignments(helpers.limitPair(ctx), obj, layout.obj, dynamic.map((d) => d.binding));
-      ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj) });
+      ctx.table.set(cmd.id, { kind: 'bindGroup', obj, buffers, dynamic, builtOn: buffers.map((b) => b.obj), usedBy: undefined, currentAt: -1 });
     },
   };
 }

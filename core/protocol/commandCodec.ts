@@ -269,14 +269,18 @@ class FieldError extends Error {}
  * malformed command with a message a person can act on.
  */
 export function decodeCommands(stream: Uint8Array): DecodedBatch {
-  const batch: DecodedBatch = { cmds: [], codes: [], malformed: [] };
   if (stream.byteLength % 4 !== 0) {
-    batch.malformed.push({ message: `malformed batch: its ${stream.byteLength}-byte command stream is not a whole number of 4-byte words` });
-    return batch;
+    const message = `malformed batch: its ${stream.byteLength}-byte command stream is not a whole number of 4-byte words`;
+    return { cmds: [], codes: [], malformed: [{ message }] };
   }
   // Typed arrays need aligned memory: a stream at an odd offset of its frame is copied once.
   const aligned = stream.byteOffset % 4 === 0 ? stream : new Uint8Array(stream);
   const reader = new Reader(new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4), aligned);
+  // The arrays are made at their size, filled by index, then cut to the well-formed commands: pushing a few
+  // thousand commands grew each a dozen times. At most one slot per record, so no more than the stream's words.
+  const records = countRecords(reader.words);
+  const batch: DecodedBatch = { cmds: new Array<Command>(records), codes: new Array<number>(records), malformed: [] };
+  let decoded = 0;
   for (let index = 0; reader.at < reader.words.length; index++) {
     const header = reader.words[reader.at];
     const code = header & 0xff;
@@ -305,8 +309,8 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
       const cmd = (entry.build ??= makeBuilder(entry))(reader, entry.specs, progress, fieldError);
       progress.name = '';
       if (reader.at !== end) throw new FieldError(`${end - reader.at} words after the last field`);
-      batch.cmds.push(cmd);
-      batch.codes.push(code);
+      batch.cmds[decoded] = cmd;
+      batch.codes[decoded++] = code;
     } catch (error) {
       if (!(error instanceof FieldError)) throw error;
       const { name, id, rid } = progress;
@@ -319,7 +323,21 @@ export function decodeCommands(stream: Uint8Array): DecodedBatch {
     }
     reader.at = end;
   }
+  // Malformed records took no slot.
+  batch.cmds.length = decoded;
+  batch.codes.length = decoded;
   return batch;
+}
+
+/** How many records `words` holds, by their headers' lengths (up to a record that is empty or runs past the end). */
+function countRecords(words: Uint32Array): number {
+  let records = 0;
+  for (let at = 0; at < words.length; records++) {
+    const recordWords = words[at] >>> 8;
+    if (recordWords === 0) break;
+    at += recordWords;
+  }
+  return records;
 }
 
 /**

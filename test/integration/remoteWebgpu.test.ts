@@ -101,6 +101,7 @@ describe('remote WebGPU conformance', () => {
     expect(local.writeBufferVariants.value.values.slice(0, 3)).toEqual([3, 4, 5]);
     expect(local.writeBufferShared.value).toMatchObject({ values: [103, 104, 105, 106, 108, 109, 110, 111], outOfData: { threw: 'DOMException', name: 'OperationError' } });
     expect(local.dispatchDirectAndIndirect.value.viaIndirect.slice(0, 3)).toEqual([2, 12, 22]);
+    expect(local.dispatchDirectAndIndirect.value.grids).toEqual([[3, 1, 1], [2, 3, 1], [2, 1, 4], [2, 3, 4], [1, 1, 1], [5, 1, 1]]);
     expect(local.integerArguments.value).toMatchObject({ sizes: { negative: { threw: 'TypeError' }, fraction: { ok: 4 } }, values: [0, 7, 0, 0], mapNegative: { threw: 'TypeError' } });
     expect(local.createComputePipelineAsync.value.rejection).toMatchObject({ threw: 'GPUPipelineError', isPipelineError: true, reason: 'validation' });
     expect(local.errorScopes.value.emptyClass).toMatchObject({ threw: 'DOMException', name: 'OperationError' });

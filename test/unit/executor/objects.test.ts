@@ -65,6 +65,40 @@ describe('ObjectTable', () => {
     expect(() => table.get(7, 'shaderModule')).toThrow('GPUShaderModule id 7 does not exist in this job');
   });
 
+  it('gets an entry only as its kind and on its device, wherever its id lives, and follows a replaced id', () => {
+    const table = new ObjectTable();
+    for (const id of [3, 2 ** 24 - 1, 2 ** 24, 2 ** 32 - 1, 1.5]) {
+      const entry = module();
+      table.set(id, entry);
+      expect(table.get(id, 'shaderModule')).toBe(entry);
+      expect(table.deviceOf(id)).toBe(1);
+      expect(Object.keys(entry)).toEqual(['kind', 'obj']);
+      expect(() => table.get(id, 'computePass')).toThrow(`id ${id} is a GPUShaderModule, not a GPUComputePassEncoder`);
+      table.deviceId = 2;
+      expect(table.idsOf(2)).toEqual([]);
+      expect(() => table.get(id, 'shaderModule')).toThrow(`[GPUShaderModule id ${id}] is associated with the job's device 1, and cannot be used with its device 2`);
+      table.deviceId = 1;
+      table.invalidate(id, 'shaderModule', 'bad code');
+      expect(() => table.get(id, 'shaderModule')).toThrow(`invalid GPUShaderModule (id ${id}) used: bad code`);
+      table.delete(id);
+      expect(table.deviceOf(id)).toBeUndefined();
+      expect(() => table.get(id, 'shaderModule')).toThrow(`GPUShaderModule id ${id} does not exist in this job`);
+      const next = encoder();
+      table.set(id, next);
+      expect(table.get(id, 'commandEncoder')).toBe(next);
+      expect(() => table.get(id, 'shaderModule')).toThrow('not a GPUShaderModule');
+    }
+  });
+
+  it('reads the current device\'s dispatch limit once per device (Infinity when it declared none)', () => {
+    const table = new ObjectTable();
+    expect(table.maxWorkgroupsPerDimension).toBe(Infinity);
+    table.device = { features: new Set(), limits: { maxComputeWorkgroupsPerDimension: 1000 } };
+    expect(table.maxWorkgroupsPerDimension).toBe(1000);
+    table.device = { features: new Set(), limits: {} };
+    expect(table.maxWorkgroupsPerDimension).toBe(Infinity);
+  });
+
   it('stops treating a replaced or released encoder as recording its buffers', () => {
     const table = new ObjectTable();
     const first = encoder();
