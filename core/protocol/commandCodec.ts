@@ -20,6 +20,7 @@
  * sit side by side, so the two halves of the wire cannot drift apart.
  */
 import { COMMANDS, BULK_FILE_NAME, MAX_BINDINGS, type Command, type CommandOp, type FieldSpec } from './commandTable.js';
+import { makeOpWriter, type OpWriter, type WriterTarget } from './commandWriters.js';
 
 const ABSENT = 0xffffffff;
 /** The high word of a u64 that is not one (negative, fractional, too large): any value above 2^21 − 1 is refused. */
@@ -31,7 +32,7 @@ const MAX_RECORD_WORDS = 0xffffff;
 
 type FieldList = readonly (readonly [string, FieldSpec])[];
 /** An op's row of the table, with its field names and specs also as two arrays (the decoder walks them by index). */
-interface OpEntry { op: CommandOp; code: number; fields: FieldList; names: readonly string[]; specs: readonly FieldSpec[]; build?: Builder }
+interface OpEntry { op: CommandOp; code: number; fields: FieldList; names: readonly string[]; specs: readonly FieldSpec[]; build?: Builder; write?: OpWriter | null }
 
 const ENTRIES: OpEntry[] = (Object.keys(COMMANDS) as CommandOp[]).map((op) => {
   const fields = Object.entries(COMMANDS[op].fields) as unknown as FieldList;
@@ -49,14 +50,20 @@ const isU64 = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
 /** A number as a u32 field takes it (then ToUint32); anything that is not a number, string or boolean is 0. */
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' || typeof v === 'boolean' ? Number(v) : 0);
 
+// Each op whose fields commandWriters.ts can write gets a generated writer (the others are written by the table).
+for (const entry of ENTRIES) {
+  entry.write = makeOpWriter(entry.op, entry.code, entry.names, entry.specs, { isU32, isU64, toNumber, ABSENT, BAD_U64_HIGH, TWO_32, MAX_RECORD_WORDS });
+}
+
 /**
  * Records commands into one growing buffer that is reused from batch to batch:
  * no object or string is made per command (strings excepted, as UTF-8 bytes).
  */
-export class CommandWriter {
-  private words = new Uint32Array(4096);
+export class CommandWriter implements WriterTarget {
+  /** The buffer and the position in words: read and moved by the generated writers (commandWriters.ts) too. */
+  words = new Uint32Array(4096);
   private bytes = new Uint8Array(this.words.buffer);
-  private at = 0;
+  at = 0;
   /** Commands written since the last take(). */
   count = 0;
 
@@ -70,6 +77,17 @@ export class CommandWriter {
     // Total, as a hostile peer's bytes are: a command that is no object is an unknown opcode's empty record.
     const fields = cmd !== null && typeof cmd === 'object' ? cmd as Record<string, unknown> : {};
     const entry = typeof fields.op === 'string' ? BY_OP.get(fields.op) : undefined;
+    if (entry?.write) entry.write(this, fields);
+    else this.writeFields(fields, entry);
+  }
+
+  /** Appends one command by walking its op's row of the table: the writer of every op, generated or not (tests compare the two). */
+  writeByTable(cmd: { op: string } | Record<string, unknown>): void {
+    const fields = cmd !== null && typeof cmd === 'object' ? cmd as Record<string, unknown> : {};
+    this.writeFields(fields, typeof fields.op === 'string' ? BY_OP.get(fields.op) : undefined);
+  }
+
+  private writeFields(fields: Record<string, unknown>, entry: OpEntry | undefined): void {
     const start = this.at;
     this.reserve(1);
     this.at++;
@@ -91,7 +109,7 @@ export class CommandWriter {
     return out;
   }
 
-  private reserve(words: number): void {
+  reserve(words: number): void {
     if (this.at + words <= this.words.length) return;
     let size = this.words.length * 2;
     while (size < this.at + words) size *= 2;
@@ -211,6 +229,11 @@ export class CommandWriter {
       }
     }
   }
+}
+
+/** The ops written by a generated writer (commandWriters.ts); the rest are written by walking the table. */
+export function generatedWriterOps(): CommandOp[] {
+  return ENTRIES.filter((entry) => entry.write).map((entry) => entry.op);
 }
 
 /** Encodes `cmds` as one command stream (tests, fuzzers, one-off senders). */
