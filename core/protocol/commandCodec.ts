@@ -50,9 +50,15 @@ const isU64 = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
 /** A number as a u32 field takes it (then ToUint32); anything that is not a number, string or boolean is 0. */
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' || typeof v === 'boolean' ? Number(v) : 0);
 
-// Each op whose fields commandWriters.ts can write gets a generated writer (the others are written by the table).
-for (const entry of ENTRIES) {
-  entry.write = makeOpWriter(entry.op, entry.code, entry.names, entry.specs, { isU32, isU64, toNumber, ABSENT, BAD_U64_HIGH, TWO_32, MAX_RECORD_WORDS });
+const WRITER_CONSTANTS = { isU32, isU64, toNumber, ABSENT, BAD_U64_HIGH, TWO_32, MAX_RECORD_WORDS };
+
+/**
+ * The op's generated writer, made at its first use as its decoder is (null: one of its fields is of a kind
+ * commandWriters.ts does not write, and the table writes it).
+ */
+function writerOf(entry: OpEntry): OpWriter | null {
+  if (entry.write === undefined) entry.write = makeOpWriter(entry.op, entry.code, entry.names, entry.specs, WRITER_CONSTANTS);
+  return entry.write;
 }
 
 /**
@@ -77,7 +83,8 @@ export class CommandWriter implements WriterTarget {
     // Total, as a hostile peer's bytes are: a command that is no object is an unknown opcode's empty record.
     const fields = cmd !== null && typeof cmd === 'object' ? cmd as Record<string, unknown> : {};
     const entry = typeof fields.op === 'string' ? BY_OP.get(fields.op) : undefined;
-    if (entry?.write) entry.write(this, fields);
+    const writer = entry ? writerOf(entry) : null;
+    if (writer) writer(this, fields);
     else this.writeFields(fields, entry);
   }
 
@@ -233,7 +240,7 @@ export class CommandWriter implements WriterTarget {
 
 /** The ops written by a generated writer (commandWriters.ts); the rest are written by walking the table. */
 export function generatedWriterOps(): CommandOp[] {
-  return ENTRIES.filter((entry) => entry.write).map((entry) => entry.op);
+  return ENTRIES.filter((entry) => writerOf(entry)).map((entry) => entry.op);
 }
 
 /** Encodes `cmds` as one command stream (tests, fuzzers, one-off senders). */
