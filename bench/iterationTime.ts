@@ -150,6 +150,38 @@ export async function benchExample(service: BenchService, spec: ExampleSpec) {
   };
 }
 
+/** The steady iterations' GPU time of one instrumented run (ms, median per iteration), or null where none was read. */
+function gpuMsPerIteration(run: SalusRun, spec: ExampleSpec): number | null {
+  const submits = run.lines.find((line) => Array.isArray(line.json?.gpuSubmits))?.json?.gpuSubmits as [number, number][] | undefined;
+  if (!submits || submits.length === 0) return null;
+  const indexOf = (json: Record<string, any> | null) => (typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null);
+  const ends = run.lines.flatMap((line) => (indexOf(line.json) !== null && indexOf(line.json)! >= spec.warmup ? [line.json!.t as number] : []));
+  const perIteration: number[] = [];
+  // An iteration's submits are those made after the previous iteration's line and before its own.
+  for (let i = 1, k = 0; i < ends.length; i++) {
+    let us = 0;
+    while (k < submits.length && submits[k][0] <= ends[i - 1]) k++;
+    while (k < submits.length && submits[k][0] <= ends[i]) us += submits[k++][1];
+    perIteration.push(us / 1000);
+  }
+  return perIteration.length > 0 ? quantile(perIteration, 0.5) : null;
+}
+
+/**
+ * The GPU's own time per steady iteration, from timestamp queries around every submit (timed.js
+ * `--gpu-times`), in one instrumented run per mode: whether the service's iterations take longer because
+ * the GPU executes the same work more slowly (on a software GPU its threads share the CPU with the job's
+ * and the service's) or because of the path to it. The extra passes make these runs unfit for wall time.
+ */
+export async function gpuTimePerIteration(service: BenchService, spec: ExampleSpec): Promise<{ local: number | null; salus: number | null }> {
+  const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
+  const args = ['--gpu-times', spec.file, ...lengthArgs, ...(spec.args ?? [])];
+  const nodeFlags = spec.nodeFlags ?? [];
+  const local = expectSuccess(await service.runLocal('timed.js', args, nodeFlags).done, `${spec.name} --local --gpu-times`);
+  const salus = expectSuccess(await service.run('timed.js', args, ['--name', `${spec.name}-gpu-times`], nodeFlags).done, `${spec.name} via salus, --gpu-times`);
+  return { local: gpuMsPerIteration(local, spec), salus: gpuMsPerIteration(salus, spec) };
+}
+
 const signedMs = (ms: number) => `${ms >= 0 ? '+' : '−'}${Math.abs(ms).toFixed(2)} ms`;
 
 /** Runs every example in both modes on one fresh, otherwise idle service. */

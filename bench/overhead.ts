@@ -11,7 +11,7 @@
  */
 import { cpus } from 'node:os';
 import { startService } from './harness.js';
-import { benchExample, type ExampleSpec } from './iterationTime.js';
+import { benchExample, gpuTimePerIteration, type ExampleSpec } from './iterationTime.js';
 import { medianP90, type BenchResult, type TableRow } from './report.js';
 import { round, rounded } from './stats.js';
 import type { SummaryRow } from './summary.js';
@@ -84,6 +84,18 @@ function earlyNote({ local, salus }: Early, warmup: number): string {
   return `; iterations 1–${warmup} (start-up) ${local.median.toFixed(1)} ms local, ${salus.median.toFixed(1)} ms through the service (${(local.median / salus.median).toFixed(2)})`;
 }
 
+type GpuTime = Awaited<ReturnType<typeof gpuTimePerIteration>>;
+
+/**
+ * The GPU's own time per iteration on each side (timestamp queries, one instrumented run each): a service
+ * iteration that is longer by about its GPU time's excess is the GPU executing the same work more slowly,
+ * not the path to it.
+ */
+function gpuNote(gpu: GpuTime | null): string {
+  if (!gpu?.local || !gpu.salus) return '';
+  return `; GPU time per iteration (timestamps around every submit, a separate run each) ${gpu.local.toFixed(1)} ms local, ${gpu.salus.toFixed(1)} ms through the service`;
+}
+
 /** Runs every workload on one fresh service; a table row and a summary row each. */
 export async function benchOverhead(options: { quick: boolean; only?: string[] } = { quick: false }): Promise<BenchResult> {
   const workloads = WORKLOADS.filter((w) => !options.only || options.only.includes(w.id));
@@ -93,15 +105,19 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
     const failures: { id: string; error: string }[] = [];
     for (const workload of workloads) {
       try {
-        results.push({ workload, result: await benchExample(service, workload.spec(options.quick)) });
+        const spec = workload.spec(options.quick);
+        const result = await benchExample(service, spec);
+        // A diagnosis beside the figure; its failure costs the row nothing.
+        const gpu = await gpuTimePerIteration(service, spec).catch(() => null);
+        results.push({ workload, result, gpu });
       } catch (error) {
         // One failing workload (its row is then missing) should not cost the others theirs.
         failures.push({ id: workload.id, error: error instanceof Error ? error.message.slice(0, 4000) : String(error) });
       }
     }
-    const summaryRows: SummaryRow[] = results.map(({ workload, result }) => ({
+    const summaryRows: SummaryRow[] = results.map(({ workload, result, gpu }) => ({
       id: `E5.${workload.id}`,
-      what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median, after ${result.spec.warmup} iterations)${result.sameNumbers ? '' : ' RESULTS DIFFER'}${earlyNote(result.early, result.spec.warmup)}${cpuNote(result.cpu)}`,
+      what: `per-iteration time, ${workload.what}${result.spec.args?.includes('small') ? ', small' : result.spec.args?.includes('medium') ? ', medium' : ''}: local / service (median, after ${result.spec.warmup} iterations)${result.sameNumbers ? '' : ' RESULTS DIFFER'}${earlyNote(result.early, result.spec.warmup)}${cpuNote(result.cpu)}${gpuNote(gpu)}`,
       ours: round(result.salus.median),
       baseline: round(result.local.median),
       unit: 'ms',
@@ -123,10 +139,10 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
     });
     return {
       name: 'E5 overhead',
-      method: 'Each zoo workload runs unmodified in bench/jobs/timed.js, salus run and salus run --local alternating ABBA on one idle service; per-iteration time = gap between consecutive step/request lines after a warm-up past the start-up (15–20 iterations; the start-up\'s own medians in each row\'s what); ratio = median(local) / median(service); paired = median over repeats of local/service medians.',
+      method: 'Each zoo workload runs unmodified in bench/jobs/timed.js, salus run and salus run --local alternating ABBA on one idle service; per-iteration time = gap between consecutive step/request lines after a warm-up past the start-up (15–20 iterations; the start-up\'s own medians in each row\'s what); ratio = median(local) / median(service); paired = median over repeats of local/service medians. Then one more run per side with timed.js --gpu-times (timestamp queries around every submit) gives the GPU\'s own time per iteration, reported beside the figure.',
       rows: [...rows, ...failedRows],
       summaryRows,
-      data: Object.fromEntries([...failures.map((f) => [f.id, { failed: f.error }]), ...results.map(({ workload, result }) => [workload.id, {
+      data: Object.fromEntries([...failures.map((f) => [f.id, { failed: f.error }]), ...results.map(({ workload, result, gpu }) => [workload.id, {
         ...result.spec,
         lengthArgs: undefined,
         serviceMs: rounded(result.salus),
@@ -135,6 +151,7 @@ export async function benchOverhead(options: { quick: boolean; only?: string[] }
         earlyLocalMs: result.early.local && rounded(result.early.local),
         ratioLocalToService: round(result.local.median / result.salus.median),
         cpu: result.cpu,
+        gpuMsPerIteration: gpu,
         pairedRatios: result.pairedRatios.map((x) => round(1 / x)),
         sameNumbers: result.sameNumbers,
         finals: result.finals,

@@ -13,12 +13,17 @@
  * file of `--start-file` exists, reads the trace's start (epoch ms) from it, and
  * starts the example at start + `--arrival-ms`, printing `{"arrived"}`.
  *
+ * With `--gpu-times`, every submit's GPU time is measured with timestamp queries
+ * (gpuTimes.js) and printed, once the example is done, as one line
+ * `{"gpuSubmits":[[t, µs], ...]}` (t: epoch ms of the submit call).
+ *
  * Usage: `salus run bench/jobs/timed.js -- [--preload MODULE]... [--start-file F
- * [--arrival-ms A]] EXAMPLE [EXAMPLE ARGS...]` (EXAMPLE relative to the working directory).
+ * [--arrival-ms A]] [--gpu-times] EXAMPLE [EXAMPLE ARGS...]` (EXAMPLE relative to the working directory).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { installGpuTimes } from './gpuTimes.js';
 
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((done) => setTimeout(done, Math.max(0, ms)));
@@ -27,7 +32,13 @@ const argv = process.argv.slice(2);
 const preload = [];
 let startFile = null;
 let arrivalMs = 0;
+let gpuTimes = false;
 while (argv[0]?.startsWith('--')) {
+  if (argv[0] === '--gpu-times') {
+    argv.shift();
+    gpuTimes = true;
+    continue;
+  }
   const [flag, value] = argv.splice(0, 2);
   if (flag === '--preload') preload.push(value);
   else if (flag === '--start-file') startFile = value;
@@ -35,7 +46,7 @@ while (argv[0]?.startsWith('--')) {
   else throw new Error(`timed.js: unknown option ${flag}`);
 }
 const [example, ...args] = argv;
-if (!example) throw new Error('timed.js: usage: timed.js [--preload M]... [--start-file F [--arrival-ms A]] EXAMPLE [ARGS...]');
+if (!example) throw new Error('timed.js: usage: timed.js [--preload M]... [--start-file F [--arrival-ms A]] [--gpu-times] EXAMPLE [ARGS...]');
 const path = resolve(example);
 
 const print = console.log.bind(console);
@@ -43,7 +54,10 @@ console.log = (...values) => {
   const t = now();
   if (values.length === 1 && typeof values[0] === 'string' && values[0].startsWith('{')) {
     try {
-      print(JSON.stringify({ t, ...JSON.parse(values[0]) }));
+      const json = JSON.parse(values[0]);
+      print(JSON.stringify({ t, ...json }));
+      // The example's last line: read the stamps back before its cleanup can destroy its device.
+      if (json.final && flushGpuTimes) finalFlush ??= flushGpuTimes();
       return;
     } catch {
       // Not JSON after all: print as is.
@@ -51,6 +65,10 @@ console.log = (...values) => {
   }
   print(...values);
 };
+
+const gpuSubmits = [];
+const flushGpuTimes = gpuTimes ? installGpuTimes((t, us) => gpuSubmits.push([t, us])) : null;
+let finalFlush = null;
 
 // Bare names resolve from this repository's node_modules, as the examples' own imports do.
 for (const name of preload) await import(name);
@@ -71,3 +89,9 @@ if (startFile) {
 process.argv = [process.argv[0], path, ...args];
 print(JSON.stringify({ ev: 'start', t: now() }));
 await import(pathToFileURL(path).href);
+if (flushGpuTimes) {
+  // The examples end with `await main()`: their work is done, their device still open.
+  await finalFlush;
+  await flushGpuTimes();
+  print(JSON.stringify({ gpuSubmits: gpuSubmits.sort((a, b) => a[0] - b[0]) }));
+}
