@@ -272,6 +272,24 @@ const roundTrips = (salusMs: readonly number[], rawMs: readonly number[], rawSle
   local: rounded(summarize(localMs.map((v) => v * 1000))), addedUs: round(addedUs, 1),
 });
 
+/**
+ * W2's diagnosis: the GPU's own time per submit of small dispatches on each side (call-path.js
+ * `--gpu-times`: timestamps around every submit), in one instrumented process per side after the timed
+ * ones, the first submit left out; median µs, or null where none was read. A service side whose wall is
+ * longer by about its GPU time's excess ran the same work more slowly on the GPU (on SwiftShader,
+ * whose threads hand every dispatch between cores); equal GPU times put the difference on the path.
+ */
+async function measureGpuPerSubmit(service: BenchService, options: WireOptions): Promise<{ salus: number | null; local: number | null }> {
+  const args = ['--pings', '0', '--dispatches', String(options.dispatches), '--submits', String(options.submits), '--gpu-times', '1'];
+  const gpuUs = (run: SalusRun): number | null => {
+    const us = (run.events('gpu')[0]?.us as number[] | undefined)?.slice(1) ?? [];
+    return us.length > 0 ? median(us) : null;
+  };
+  const salus = expectSuccess(await service.run('call-path.js', args, ['--name', 'wire-gpu-times']).done, 'call-path via salus, --gpu-times');
+  const local = expectSuccess(await service.runLocal('call-path.js', args).done, 'call-path --local --gpu-times');
+  return { salus: gpuUs(salus), local: gpuUs(local) };
+}
+
 const times = (value: number) => `${value.toFixed(2)}x`;
 const us = (value: number) => `${value.toFixed(value >= 100 ? 0 : 1)} µs`;
 
@@ -284,6 +302,8 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
     const warm = cheapOf(warmup);
     const { salus, local, raw, rawAwake } = await measureCallPath(service, options);
     const upload = await measureUpload(service, options);
+    // A diagnosis beside W2; its failure costs the rows nothing.
+    const gpuPerSubmit = await measureGpuPerSubmit(service, options).catch(() => ({ salus: null, local: null }));
     // PACK gives each job a lane of its own, so all N send at once (under FIFO the oldest job
     // holds the one lane while it has work, and the others wait for it to end).
     await service.call('setPolicy', CEILING_POLICY);
@@ -319,7 +339,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
       {
         id: 'W2', unit: 'µs', ours: round(dispatchUs.salus), baseline: round(dispatchUs.local), ratio: round(dispatchUs.local / dispatchUs.salus),
         target: round(1 / TARGETS.smallDispatch.atMost), paper: TARGETS.smallDispatch.paper,
-        what: `wall per small dispatch (dispatchWorkgroups(1) of a one-line kernel, ${options.dispatches} per submit; lower quartile of submits), local / service; service = ${times(dispatchUs.salus / dispatchUs.local)} local`,
+        what: `wall per small dispatch (dispatchWorkgroups(1) of a one-line kernel, ${options.dispatches} per submit; lower quartile of submits), local / service; service = ${times(dispatchUs.salus / dispatchUs.local)} local${gpuPerSubmit.salus !== null && gpuPerSubmit.local !== null ? `; GPU time per submit (timestamps around it, a separate run each, median) ${(gpuPerSubmit.local / 1000).toFixed(2)} ms local, ${(gpuPerSubmit.salus / 1000).toFixed(2)} ms through the service` : ''}`,
       },
       {
         id: 'W3', unit: 'µs', ours: round(rttUs.salus, 1), baseline: round(rttUs.raw, 1), ratio: round(rttUs.raw / rttUs.salus),
@@ -402,6 +422,7 @@ export async function benchWire(options: WireOptions = WIRE_DEFAULTS): Promise<B
         cpuUsPerCommand: { salus: rounded(summarize(salus.cpuUsPerCommand)), local: rounded(summarize(local.cpuUsPerCommand)), salusJob: rounded(summarize(salus.jobCpuUsPerCommand)), salusService: rounded(summarize(salus.serviceCpuUsPerCommand)) },
         commandsPerSecond: { salus: rounded(summarize(salus.commandsPerSecond)), local: rounded(summarize(local.commandsPerSecond)) },
         dispatchUs: { salus: rounded(summarize(salus.dispatchMs.map((v) => v * 1000))), local: rounded(summarize(local.dispatchMs.map((v) => v * 1000))) },
+        gpuPerSubmitUs: gpuPerSubmit,
         roundTripUs: roundTrips(salus.pingMs, rawAwake.pingMs, raw.pingMs, local.pingMs, addedUs),
         coldRoundTripUs: roundTrips(salus.coldPingMs, rawAwake.coldPingMs, raw.coldPingMs, local.coldPingMs, coldAddedUs),
         uploadMs: Object.fromEntries((['salus', 'local'] as const).flatMap((side) => [

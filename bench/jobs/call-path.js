@@ -14,7 +14,9 @@
  *   process (the service: its live threads' schedstat, in nanoseconds; /proc/PID/stat's
  *   10 ms ticks came to a tenth of a µs per command in a quick run; Linux), read just
  *   before the first timed batch and just after the last one resolved.
- * Phases with a zero count are skipped. Imports nothing of ours.
+ * Phases with a zero count are skipped. With `--gpu-times 1` every submit is timed on the GPU's clock
+ * (gpuTimes.js: timestamps around it) and the dispatch submits' times are printed as
+ * `{"ev":"gpu","us":[...]}` (an instrumented run: not for the wall-time figures). Imports nothing of ours.
  *
  * Prints `{"ev":"ping","ms":[...],"cpuMs","userMs","systemMs","serviceCpuMs","serviceMainCpuMs"}` (the
  * job's CPU over the pings and, with `--service-pid`, the service's: its live threads and its main thread,
@@ -24,18 +26,19 @@
  * timed batch's end, epoch ms) and `{"ev":"verified","count"}`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { installGpuTimes } from './gpuTimes.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
 function parseArgs(argv) {
   const opts = {
     pings: 200, dispatches: 10000, submits: 5,
-    cheapBatches: 0, cheapSeconds: 0, cheapWarmup: 5, cheapPasses: 10, cheapTriples: 100, servicePid: 0,
+    cheapBatches: 0, cheapSeconds: 0, cheapWarmup: 5, cheapPasses: 10, cheapTriples: 100, servicePid: 0, gpuTimes: 0,
   };
   const names = {
     '--pings': 'pings', '--dispatches': 'dispatches', '--submits': 'submits',
     '--cheap-batches': 'cheapBatches', '--cheap-seconds': 'cheapSeconds', '--cheap-warmup': 'cheapWarmup',
-    '--cheap-passes': 'cheapPasses', '--cheap-triples': 'cheapTriples', '--service-pid': 'servicePid',
+    '--cheap-passes': 'cheapPasses', '--cheap-triples': 'cheapTriples', '--service-pid': 'servicePid', '--gpu-times': 'gpuTimes',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = names[argv[i]];
@@ -65,6 +68,10 @@ function threadsCpuMs(pid) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
+/** With --gpu-times: each submit's GPU µs by the epoch ms it was made at, and the reader of what is pending. */
+const gpuSubmits = [];
+const flushGpuTimes = opts.gpuTimes ? installGpuTimes((t, us) => gpuSubmits.push([t, us])) : null;
+const dispatchSpans = [];
 const adapter = await navigator.gpu.requestAdapter();
 if (!adapter) throw new Error('call-path: no WebGPU adapter');
 const device = await adapter.requestDevice({ label: 'call-path' });
@@ -107,6 +114,7 @@ for (let i = 0; i < opts.submits; i++) {
   pass.end();
   device.queue.submit([encoder.finish()]);
   await device.queue.onSubmittedWorkDone();
+  dispatchSpans.push([start, now()]);
   console.log(JSON.stringify({ ev: 'dispatch', i, count: opts.dispatches, ms: now() - start }));
 }
 
@@ -124,6 +132,12 @@ async function cheapBatch() {
   }
   device.queue.submit([encoder.finish()]);
   await device.queue.onSubmittedWorkDone();
+}
+
+if (flushGpuTimes && opts.submits > 0) {
+  await flushGpuTimes();
+  const inDispatches = gpuSubmits.filter(([t]) => dispatchSpans.some(([from, to]) => t >= from && t <= to));
+  console.log(JSON.stringify({ ev: 'gpu', us: inDispatches.map(([, us]) => us) }));
 }
 
 if (opts.cheapBatches > 0 || opts.cheapSeconds > 0) {

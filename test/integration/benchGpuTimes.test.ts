@@ -2,7 +2,8 @@
  * The bench's GPU-time instrument (bench/jobs/gpuTimes.js, timed.js `--gpu-times`), run as E5 runs it:
  * an unmodified example inside timed.js, on a local device and through the service. Each submit's
  * stamps must bracket its work (a larger model's submits take longer on the GPU), and an example that
- * destroys its device when done (wgsl-train.js does) must still have its last submits read.
+ * destroys its device when done (wgsl-train.js does) must still have its last submits read. The wire
+ * bench's call-path.js uses the same instrument for W2's submits of small dispatches.
  */
 import { describe, expect, it } from 'vitest';
 import { serviceForAllTests, type RunResult } from '../helpers/service.js';
@@ -44,4 +45,17 @@ describe('timed.js --gpu-times', () => {
       expect(median(large.submits.map(([, us]) => us))).toBeGreaterThan(4 * median(small.submits.map(([, us]) => us)));
     }, 240_000);
   }
+});
+
+describe('call-path.js --gpu-times 1', () => {
+  it("reports the GPU time of each submit of small dispatches, and of those alone, through the service", async () => {
+    const run = await service.cli(['run', 'bench/jobs/call-path.js', '--', '--pings', '0', '--dispatches', '200', '--submits', '4', '--gpu-times', '1'], { timeoutMs: 120_000 });
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    const events = run.stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const gpu = events.find((json) => json.ev === 'gpu');
+    // The four dispatch submits, not the readback's submit that verifies the count after them.
+    expect(gpu?.us).toHaveLength(4);
+    for (const us of gpu.us) expect(us).toBeGreaterThan(0);
+    expect(events.find((json) => json.ev === 'verified')?.count).toBe(800);
+  }, 120_000);
 });
