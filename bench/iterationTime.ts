@@ -68,12 +68,22 @@ interface ModeRun {
   coresBusy: number | null;
 }
 
+/** A `{"step"}` or `{"request"}` line's index (ort-serve.js prints requests), or null for any other line. */
+function stepIndex(json: Record<string, any> | null): number | null {
+  return typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null;
+}
+
+/** timed.js's arguments for `spec`: the example, its length (`--iterations N --log-every 1` by default) and its own. */
+function exampleArgs(spec: ExampleSpec): string[] {
+  const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
+  return [spec.file, ...lengthArgs, ...(spec.args ?? [])];
+}
+
 function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec, cpu: readonly CpuReading[]): ModeRun {
-  const indexOf = (json: Record<string, any> | null) => (typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null);
-  const steps = run.lines.flatMap((line) => (indexOf(line.json) === null ? [] : [line.json!]));
+  const steps = run.lines.flatMap((line) => (stepIndex(line.json) === null ? [] : [line.json!]));
   if (steps.length !== spec.iterations) throw new Error(`bench: ${spec.name} (${mode}) printed ${steps.length} of ${spec.iterations} steps`);
-  const stamps = steps.filter((s) => indexOf(s)! >= spec.warmup).map((s) => s.t as number);
-  const earlyStamps = steps.filter((s) => indexOf(s)! >= 1 && indexOf(s)! <= spec.warmup).map((s) => s.t as number);
+  const stamps = steps.filter((s) => stepIndex(s)! >= spec.warmup).map((s) => s.t as number);
+  const earlyStamps = steps.filter((s) => stepIndex(s)! >= 1 && stepIndex(s)! <= spec.warmup).map((s) => s.t as number);
   const finalLine = run.lines.find((line) => line.json?.final)?.json?.final ?? null;
   const [first, last] = [stamps[0], stamps.at(-1)];
   const busyMs = stamps.length > 1 ? cpuBusyBetween(cpu, first, last!) : null;
@@ -85,8 +95,7 @@ function parseRun(mode: Mode, run: SalusRun, spec: ExampleSpec, cpu: readonly Cp
 }
 
 async function runOnce(service: BenchService, spec: ExampleSpec, mode: Mode, k: number): Promise<ModeRun> {
-  const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
-  const args = [spec.file, ...lengthArgs, ...(spec.args ?? [])];
+  const args = exampleArgs(spec);
   const nodeFlags = spec.nodeFlags ?? [];
   const cpu = startCpuSampler();
   if (mode === 'local') {
@@ -154,8 +163,7 @@ export async function benchExample(service: BenchService, spec: ExampleSpec) {
 function gpuMsPerIteration(run: SalusRun, spec: ExampleSpec): number | null {
   const submits = run.lines.find((line) => Array.isArray(line.json?.gpuSubmits))?.json?.gpuSubmits as [number, number][] | undefined;
   if (!submits || submits.length === 0) return null;
-  const indexOf = (json: Record<string, any> | null) => (typeof json?.step === 'number' ? json.step : typeof json?.request === 'number' ? json.request : null);
-  const ends = run.lines.flatMap((line) => (indexOf(line.json) !== null && indexOf(line.json)! >= spec.warmup ? [line.json!.t as number] : []));
+  const ends = run.lines.flatMap((line) => (stepIndex(line.json) !== null && stepIndex(line.json)! >= spec.warmup ? [line.json!.t as number] : []));
   const perIteration: number[] = [];
   // An iteration's submits are those made after the previous iteration's line and before its own.
   for (let i = 1, k = 0; i < ends.length; i++) {
@@ -174,8 +182,7 @@ function gpuMsPerIteration(run: SalusRun, spec: ExampleSpec): number | null {
  * and the service's) or because of the path to it. The extra passes make these runs unfit for wall time.
  */
 export async function gpuTimePerIteration(service: BenchService, spec: ExampleSpec): Promise<{ local: number | null; salus: number | null }> {
-  const lengthArgs = spec.lengthArgs?.(spec.iterations) ?? ['--iterations', String(spec.iterations), '--log-every', '1'];
-  const args = ['--gpu-times', spec.file, ...lengthArgs, ...(spec.args ?? [])];
+  const args = ['--gpu-times', ...exampleArgs(spec)];
   const nodeFlags = spec.nodeFlags ?? [];
   const local = expectSuccess(await service.runLocal('timed.js', args, nodeFlags).done, `${spec.name} --local --gpu-times`);
   const salus = expectSuccess(await service.run('timed.js', args, ['--name', `${spec.name}-gpu-times`], nodeFlags).done, `${spec.name} via salus, --gpu-times`);

@@ -7,6 +7,9 @@
  * thus covers the GPU executing its work, not time queued behind earlier work.
  * It adds two passes and two command buffers per submit, so an instrumented run
  * is for this reading only, never for wall-time figures.
+ * A local device keeps Dawn's timestamp quantization (stamps rounded down to a
+ * 65 µs step on SwiftShader; the service's shared device turns it off), so one
+ * submit's time there is coarse, while sums and medians over many are not biased.
  *
  * Devices get `timestamp-query` where their adapter has it (added to the job's
  * requiredFeatures); without it nothing is recorded. Imports nothing of ours:

@@ -49,6 +49,10 @@ const [example, ...args] = argv;
 if (!example) throw new Error('timed.js: usage: timed.js [--preload M]... [--start-file F [--arrival-ms A]] [--gpu-times] EXAMPLE [ARGS...]');
 const path = resolve(example);
 
+const gpuSubmits = [];
+const flushGpuTimes = gpuTimes ? installGpuTimes((t, us) => gpuSubmits.push([t, us])) : null;
+let finalFlush = null;
+
 const print = console.log.bind(console);
 console.log = (...values) => {
   const t = now();
@@ -65,10 +69,6 @@ console.log = (...values) => {
   }
   print(...values);
 };
-
-const gpuSubmits = [];
-const flushGpuTimes = gpuTimes ? installGpuTimes((t, us) => gpuSubmits.push([t, us])) : null;
-let finalFlush = null;
 
 // Bare names resolve from this repository's node_modules, as the examples' own imports do.
 for (const name of preload) await import(name);
