@@ -65,6 +65,11 @@ export function noteShaderModule(module: GPUShaderModule, code: string): void {
   sources.set(module, code);
 }
 
+/** The WGSL `module` was made from (undefined for a module not made through noteShaderModule). */
+export function shaderSource(module: GPUShaderModule): string | undefined {
+  return sources.get(module);
+}
+
 /** Remembers the bindings of an explicit layout. */
 export function noteLayoutEntries(
   layout: GPUBindGroupLayout,

@@ -17,9 +17,11 @@ import { checkRingTarget, sendMappedBytes } from './ringReadback.js';
 import { whenQueueDone } from './queueActivity.js';
 import {
   bindGroupLayoutLimitError, bindingLimitsStricter, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
-  noteLayoutEntries, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
+  noteLayoutEntries, notePipeline, noteShaderModule, pipelineLayoutLimitError, shaderSource, type LimitPair,
 } from './jobLimits.js';
 import { groupLayoutOf } from './pipelineGroupLayouts.js';
+import { pipelinePoolOf, type AutoPipelineSource } from './pipelinePool.js';
+import { deviceErrorCount } from './errorScopes.js';
 import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
 import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
@@ -53,6 +55,8 @@ export interface ReplayContext {
   submitSuffix(): GPUCommandBuffer[];
   /** The request of the command replaying now, and whether its handler answered it yet. */
   readonly requests: RequestWatch;
+  /** Compute pipelines the job got compiled from an earlier job's (core/executor/pipelinePool.ts). */
+  pipelinesReused: number;
 }
 
 /**
@@ -199,8 +203,12 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   destroyDevice(ctx) {
-    // The current device's objects only: the job's other devices keep theirs.
+    // The current device's objects only: the job's other devices keep theirs. Its compute pipelines stay compiled
+    // for later jobs (pipelinePool.ts); nothing of this device's can be used with the job's other devices.
+    const pipelines = pipelinePoolOf(ctx.device);
     for (const id of ctx.table.idsOf(ctx.table.deviceId)) {
+      const entry = ctx.table.peek(id);
+      if (entry?.kind === 'computePipeline' && entry.obj) pipelines.retain(entry.obj);
       destroyEntry(ctx, id);
       ctx.table.delete(id);
     }
@@ -324,12 +332,38 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     });
     // The job's own limits, where the shared device's are larger (Dawn checks the rest).
     const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants, cmd.layout === 'auto');
+    // An 'auto' pipeline an earlier job compiled from the same source, entry point and constants (pipelinePool.ts).
+    const pool = pipelinePoolOf(ctx.device);
+    const autoSource = (module: GPUShaderModule): AutoPipelineSource | null => {
+      const code = cmd.layout === 'auto' ? shaderSource(module) : undefined;
+      return code === undefined ? null : { code, entryPoint: cmd.entryPoint, constants: cmd.constants };
+    };
+    const retained = (module: GPUShaderModule, source: AutoPipelineSource | null): GPUComputePipeline | null => {
+      const pipeline = source && pool.take(module, source);
+      if (!pipeline) return null;
+      pipeline.label = cmd.label ?? '';
+      ctx.pipelinesReused++;
+      return pipeline;
+    };
+    // Only a pipeline made without an error may serve a later job (an invalid one would spare it its error).
+    const created = (pipeline: GPUComputePipeline, module: GPUShaderModule, source: AutoPipelineSource | null, valid: boolean): void => {
+      if (valid) pool.made(pipeline, module, source);
+      notePipeline(pipeline, module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null);
+    };
     if (cmd.rid === undefined) {
       const descriptor = describe();
-      const limitError = pastLimits(descriptor.compute.module);
+      const module = descriptor.compute.module;
+      const limitError = pastLimits(module);
       if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
-      const obj = ctx.device.createComputePipeline(descriptor);
-      notePipeline(obj, descriptor.compute.module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null);
+      const source = autoSource(module);
+      let obj = retained(module, source);
+      if (obj) notePipeline(obj, module, { entryPoint: cmd.entryPoint, constants: cmd.constants });
+      else {
+        // Dawn raises a pipeline's error inside the call that made it (errorScopes.ts).
+        const errorsBefore = deviceErrorCount(ctx.device);
+        obj = ctx.device.createComputePipeline(descriptor);
+        created(obj, module, source, deviceErrorCount(ctx.device) === errorsBefore);
+      }
       ctx.table.set(cmd.id, { kind: 'computePipeline', obj });
       return;
     }
@@ -346,10 +380,19 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       ctx.reply(rid, { error: { type: 'validation', message } });
       return;
     }
+    const module = descriptor.compute.module;
+    const source = autoSource(module);
+    const taken = retained(module, source);
+    if (taken) {
+      notePipeline(taken, module, { entryPoint: cmd.entryPoint, constants: cmd.constants });
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: taken });
+      ctx.reply(rid, {});
+      return;
+    }
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
-      (pipeline) => { entry.obj = pipeline; notePipeline(pipeline, descriptor.compute.module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null); ctx.reply(rid, {}); },
+      (pipeline) => { entry.obj = pipeline; created(pipeline, module, source, true); ctx.reply(rid, {}); },
       (error: Error & { reason?: string }) => {
         ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
         ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });

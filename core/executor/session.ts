@@ -27,6 +27,7 @@ import { JobIterationEffects } from './iterationEffects.js';
 import { WorkingSetTracker, type WorkingSetStats } from './workingSet.js';
 import { BindGroupSources, type ResidentSession } from './residency.js';
 import { BulkReader } from './bulkRead.js';
+import { pipelinePoolOf } from './pipelinePool.js';
 
 /** What the session needs from the service around it. */
 export interface SessionHost {
@@ -174,10 +175,14 @@ export class Session implements ResidentSession, ContextOwner {
     if (this.closed) return;
     this.closed = true;
     this.closeSignal();
+    // Its compute pipelines stay compiled for later jobs (pipelinePool.ts).
+    const pipelines = pipelinePoolOf(this.device);
     for (const entry of this.table.values()) {
       if (entry.kind === 'querySet' && !entry.lease) entry.obj.destroy();
       if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed && !entry.discarded) entry.obj.destroy();
+      if (entry.kind === 'computePipeline' && entry.obj) pipelines.retain(entry.obj);
     }
+    if (this.ctx.pipelinesReused > 0) this.host.log(`${this.ctx.pipelinesReused} of its compute pipelines came compiled, kept from ended jobs or destroyed devices`);
     this.table.clear();
     this.timer?.destroy();
     this.bulk.close();

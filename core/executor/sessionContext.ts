@@ -33,6 +33,7 @@ export class SessionContext implements ReplayContext {
   readonly requests: RequestWatch = { rid: 0, answered: false };
   /** The replaying batch's data section (NO_PAYLOAD between batches). */
   payload: Uint8Array = NO_PAYLOAD;
+  pipelinesReused = 0;
 
   constructor(
     readonly jobId: string,
