@@ -127,11 +127,16 @@ export interface SweepOutcome {
   reps: RepOutcome[];
 }
 
-/** Runs `spec` one at a time and all at once on one fresh `salus serve SERVE_ARGS`, `reps` times each, alternating. */
+/**
+ * Runs `spec` one at a time and all at once on one fresh `salus serve SERVE_ARGS`, `reps` times each, alternating,
+ * after one untimed copy: the service keeps a job's compiled pipelines for later jobs (core/executor/pipelinePool.ts),
+ * so without it the side that went first would pay the only compile.
+ */
 export async function runSweep(spec: SweepSpec, reps: number, serveArgs: readonly string[], log: (line: string) => void): Promise<SweepOutcome & { gpu: GpuInfo | null }> {
   const service = await startService(serveArgs);
   try {
     const gpu = await gpuOf(service);
+    await spec.start(service, `sweep-${spec.label}-untimed`);
     const outcomes: RepOutcome[] = [];
     for (let rep = 0; rep < reps; rep++) {
       // Alternate which side goes first, so a drift in the machine's load does not favour one.

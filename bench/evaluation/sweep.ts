@@ -132,7 +132,7 @@ export async function benchZooSweep(overrides: Partial<ZooSweepOptions> = {}, lo
 
   return {
     name: 'E2 sweep',
-    method: 'N copies of a zoo TF.js workload (own seeds) on a fresh PACK service: one after another vs all at once, alternating (bench/sweepRun.ts runSweep); wall makespan = first spawn to last exit; service makespan = submittedAt to finishedAt (summed one at a time). E6.E2: the copies all at once again on a fresh FAIR service with one lane; Σ_j(P_j+E_j), P_j = max(the copy\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
+    method: 'N copies of a zoo TF.js workload (own seeds) on a fresh PACK service, after one untimed copy (whose compiled pipelines the service keeps for every later copy): one after another vs all at once, alternating (bench/sweepRun.ts runSweep); wall makespan = first spawn to last exit; service makespan = submittedAt to finishedAt (summed one at a time). E6.E2: the copies all at once again on a fresh FAIR service with one lane; Σ_j(P_j+E_j), P_j = max(the copy\'s stateBytes at the end, its sampled persistent peak), E_j = its ephemeral peak, over the most ΣP + Σ lanes the memory map (sampled every 250 ms) showed.',
     rows,
     summaryRows,
     data: { options: { ...options, figuresDir: undefined }, memory, oneLane: { ...oneLane.mode, samples: undefined }, packedMaxLanes: packedRun.maxLanes, sweeps: outcomes },
