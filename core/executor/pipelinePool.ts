@@ -24,8 +24,12 @@
  */
 import { createHash } from 'node:crypto';
 
-/** Compute pipelines kept per device after their jobs ended (each is compiled code, tens to hundreds of KB). */
-export const RETAINED_PIPELINES = 512;
+/**
+ * Compute pipelines kept per device after their jobs ended: several programs' worth (TF.js's zoo examples make
+ * 20–45 each). Each holds compiled code in the service's memory: about 0.42 MiB on SwiftShader (500 small kernels
+ * held in one process grew its RSS by 217 MiB), so at most about 110 MiB there, far less where a driver compiles.
+ */
+export const RETAINED_PIPELINES = 256;
 
 /** What an 'auto' pipeline is made from: the same key compiles to the same pipeline. */
 export interface AutoPipelineSource {
