@@ -1,67 +1,101 @@
 /**
- * Compiled compute pipelines outlive the job that made them.
+ * Compiled pipelines outlive the job that made them.
  *
  * A job's pipelines are compiled when it creates them: for TF.js's RNN example on
  * SwiftShader that is 1.2–1.4 s of a 2.8 s job, and the next job of the same
- * program (a sweep's next point, a rerun, a restarted inference server) used to
- * compile them all again, because Dawn keeps a pipeline only while something holds
- * it. When a job's session closes, its compute pipelines come here instead of
- * being dropped, up to `RETAINED_PIPELINES` a device (the oldest go first):
+ * program (a sweep's next point, a rerun) used to compile them all again, because
+ * Dawn keeps a pipeline only while something holds it. When a job's session
+ * closes, or it destroys a device, its compute and render pipelines come here
+ * instead of being dropped, up to `RETAINED_PIPELINES` a device (the oldest go
+ * first):
  *
  * - With an explicit layout, holding the pipeline is enough: Dawn finds an equal
  *   pipeline it still holds and hands it out without compiling (its own cache, by
  *   content). Such pipelines are never handed out from here.
  * - With layout 'auto', Dawn never shares, since a bind group made from one
  *   pipeline's 'auto' layout must not fit another pipeline. So `take` hands out a
- *   retained pipeline of the same module source, entry point and constants, and
- *   removes it: it belongs to one job again, and a job never gets one of its own
- *   earlier pipelines back (they come here only once the job has ended), so no
- *   two pipelines a job holds are one.
+ *   retained pipeline made from the same descriptor (its modules' WGSL, entry
+ *   points, constants and, for render, every state) and removes it: it belongs
+ *   to one job again, and a job never gets one of its own pipelines back while it
+ *   can still use it (they come here only once the job ended or destroyed the
+ *   device), so no two pipelines a job holds are one.
+ * - Only pipelines made without an error are recorded (`made`), so an invalid one
+ *   never spares a later job its error.
  *
  * A pipeline is immutable and was checked against the job's own limits before it
  * was created or taken, so a job cannot tell a retained one from a new one but
  * by its speed; its label is set to the new job's.
  */
 import { createHash } from 'node:crypto';
+import { isObjectRef } from '../protocol/objectRefs.js';
+import { shaderSource } from './jobLimits.js';
 
 /**
- * Compute pipelines kept per device after their jobs ended: several programs' worth (TF.js's zoo examples make
- * 20–45 each). Each holds compiled code in the service's memory: about 0.42 MiB on SwiftShader (500 small kernels
- * held in one process grew its RSS by 217 MiB), so at most about 110 MiB there, far less where a driver compiles.
+ * Pipelines kept per device after their jobs ended: several programs' worth (TF.js's zoo examples make 20–45 each).
+ * Each holds compiled code in the service's memory: about 0.42 MiB on SwiftShader (500 small compute kernels held
+ * in one process grew its RSS by 217 MiB), so at most about 110 MiB there, far less where a driver compiles.
  */
 export const RETAINED_PIPELINES = 256;
 
-/** What an 'auto' pipeline is made from: the same key compiles to the same pipeline. */
-export interface AutoPipelineSource {
-  /** The WGSL the module was made from. */
-  code: string;
-  entryPoint: string | undefined;
-  constants: Readonly<Record<string, number>> | undefined;
-}
+export type Pipeline = GPUComputePipeline | GPURenderPipeline;
 
-/** A digest of each module's code, made the first time one of its pipelines is looked up. */
+/** A digest of each module's WGSL, made the first time one of its pipelines is looked up. */
 const codeDigests = new WeakMap<GPUShaderModule, string>();
 
-/** The key of an 'auto' pipeline of `module` (whose WGSL is `source.code`). */
-function autoKey(module: GPUShaderModule, source: AutoPipelineSource): string {
+/** `module`'s digest, or null for a module whose WGSL is unknown (not made through jobLimits' noteShaderModule). */
+function digestOf(module: GPUShaderModule): string | null {
   let digest = codeDigests.get(module);
   if (digest === undefined) {
-    digest = createHash('sha256').update(source.code).digest('base64');
+    const code = shaderSource(module);
+    if (code === undefined) return null;
+    digest = createHash('sha256').update(code).digest('base64');
     codeDigests.set(module, digest);
   }
-  const constants = source.constants === undefined ? '' : JSON.stringify(Object.entries(source.constants).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return `${digest}\u0000${source.entryPoint ?? ''}\u0000${constants}`;
+  return digest;
 }
 
-/** How a pipeline was made: its 'auto' key, or null for an explicit layout. */
-const keys = new WeakMap<GPUComputePipeline, string | null>();
+/** Constants in a stable order (the same constants give the same key, whatever order the job wrote them in). */
+function constantsKey(constants: Readonly<Record<string, number>> | undefined): string {
+  return constants === undefined ? '' : JSON.stringify(Object.entries(constants).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** The key of a compute pipeline of layout 'auto' made from `module`, or null where its WGSL is unknown. */
+export function computePipelineKey(module: GPUShaderModule, entryPoint: string | undefined, constants: Readonly<Record<string, number>> | undefined): string | null {
+  const digest = digestOf(module);
+  return digest === null ? null : `compute\u0000${digest}\u0000${entryPoint ?? ''}\u0000${constantsKey(constants)}`;
+}
+
+/**
+ * The key of a render pipeline of layout 'auto' from its descriptor as the job sent it (objects as references,
+ * core/protocol/objectRefs.ts; `moduleOf` resolves one, in the job's table): every state, each module as its WGSL's
+ * digest and each stage's constants in a stable order. Null unless the layout is 'auto' and every object it names
+ * is a shader module whose WGSL is known.
+ */
+export function renderPipelineKey(descriptor: Readonly<Record<string, unknown>>, moduleOf: (id: number) => GPUShaderModule): string | null {
+  if (descriptor.layout !== 'auto') return null;
+  let known = true;
+  const keyed = JSON.stringify(descriptor, function replace(this: unknown, name, value: unknown) {
+    if (isObjectRef(value)) {
+      const digest = value.$kind === 'shaderModule' ? digestOf(moduleOf(value.$ref)) : null;
+      if (digest === null) known = false;
+      return { module: digest };
+    }
+    if (name === 'constants' && value !== null && typeof value === 'object') return constantsKey(value as Record<string, number>);
+    // Labels compile to nothing.
+    return name === 'label' ? undefined : value;
+  });
+  return known ? `render\u0000${keyed}` : null;
+}
+
+/** How a pipeline was made: its 'auto' key, or null for an explicit layout. Absent: made with an error, or unknown. */
+const keys = new WeakMap<Pipeline, string | null>();
 
 export class PipelinePool {
   /** Every retained pipeline and its key, oldest first. */
-  private readonly retained = new Map<GPUComputePipeline, string | null>();
+  private readonly retained = new Map<Pipeline, string | null>();
   /** Retained 'auto' pipelines by key, most recently retained last. */
-  private readonly idle = new Map<string, GPUComputePipeline[]>();
-  /** Pipelines handed out (`take`), for the log and the tests. */
+  private readonly idle = new Map<string, Pipeline[]>();
+  /** Pipelines handed out (`take`). */
   reused = 0;
 
   constructor(private readonly capacity = RETAINED_PIPELINES) {}
@@ -72,27 +106,26 @@ export class PipelinePool {
   }
 
   /**
-   * A retained 'auto' pipeline made as `module` and `source` say (`source.code` is `module`'s WGSL: its digest is
-   * kept per module), now the caller's alone, or null (then the caller creates one and passes it to `made`).
+   * A retained pipeline of `key` (computePipelineKey, renderPipelineKey; the key says which kind), now the
+   * caller's alone, or null (then the caller creates one and passes it to `made`).
    */
-  take(module: GPUShaderModule, source: AutoPipelineSource): GPUComputePipeline | null {
-    const key = autoKey(module, source);
+  take<P extends Pipeline>(key: string): P | null {
     const list = this.idle.get(key);
     const pipeline = list?.pop();
     if (pipeline === undefined) return null;
     if (list!.length === 0) this.idle.delete(key);
     this.retained.delete(pipeline);
     this.reused++;
-    return pipeline;
+    return pipeline as P;
   }
 
-  /** Records how a pipeline a job just created was made (`source` for layout 'auto', null for an explicit one). */
-  made(pipeline: GPUComputePipeline, module: GPUShaderModule, source: AutoPipelineSource | null): void {
-    keys.set(pipeline, source === null ? null : autoKey(module, source));
+  /** Records a pipeline a job just made without an error: `key` for layout 'auto', null for an explicit layout. */
+  made(pipeline: Pipeline, key: string | null): void {
+    keys.set(pipeline, key);
   }
 
-  /** A pipeline of a job that ended: kept for later jobs (the oldest retained one goes past the capacity). */
-  retain(pipeline: GPUComputePipeline): void {
+  /** A pipeline the job can no longer use: kept for later jobs (the oldest retained one goes past the capacity). */
+  retain(pipeline: Pipeline): void {
     const key = keys.get(pipeline);
     if (key === undefined || this.retained.has(pipeline) || this.capacity <= 0) return;
     this.retained.set(pipeline, key);

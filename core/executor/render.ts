@@ -14,6 +14,8 @@ import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
 import { renderDescriptorProblem, type RenderDescriptorKind } from '../protocol/renderDescriptors.js';
 import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, noteAutoRenderPipeline, type RenderStage } from './jobLimits.js';
 import { noteAutoLayout } from './autoLayoutTextures.js';
+import { deviceErrorCount } from './errorScopes.js';
+import { pipelinePoolOf, renderPipelineKey } from './pipelinePool.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
 import type { ReplayHelpers } from './textures.js';
@@ -142,8 +144,23 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
         return;
       }
       const noteAuto = (pipeline: GPURenderPipeline) => { if (descriptor.layout === 'auto') noteAutoRenderPipeline(pipeline, stages); };
+      // An 'auto' pipeline an earlier job compiled from the same descriptor (pipelinePool.ts).
+      const pool = pipelinePoolOf(ctx.device);
+      const key = renderPipelineKey(cmd.descriptor, (id) => ctx.table.get(id, 'shaderModule').obj);
+      const taken = key === null ? null : pool.take<GPURenderPipeline>(key);
+      if (taken) {
+        taken.label = cmd.label ?? '';
+        ctx.pipelinesReused++;
+        noteAuto(taken);
+        ctx.table.set(cmd.id, { kind: 'renderPipeline', obj: taken });
+        if (rid !== undefined) ctx.reply(rid, {});
+        return;
+      }
       if (rid === undefined) {
+        // Dawn raises a pipeline's error inside the call that made it: only one made without may serve later jobs.
+        const errorsBefore = deviceErrorCount(ctx.device);
         const obj = ctx.device.createRenderPipeline(descriptor);
+        if (deviceErrorCount(ctx.device) === errorsBefore) pool.made(obj, key);
         noteAuto(obj);
         ctx.table.set(cmd.id, { kind: 'renderPipeline', obj });
         return;
@@ -151,7 +168,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
       const entry: { kind: 'renderPipeline'; obj: GPURenderPipeline | null } = { kind: 'renderPipeline', obj: null };
       ctx.table.set(cmd.id, entry);
       ctx.device.createRenderPipelineAsync(descriptor).then(
-        (pipeline) => { entry.obj = pipeline; noteAuto(pipeline); ctx.reply(rid, {}); },
+        (pipeline) => { pool.made(pipeline, key); entry.obj = pipeline; noteAuto(pipeline); ctx.reply(rid, {}); },
         (error: Error & { reason?: string }) => {
           ctx.table.invalidate(cmd.id, 'renderPipeline', error.message);
           ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });

@@ -17,10 +17,10 @@ import { checkRingTarget, sendMappedBytes } from './ringReadback.js';
 import { whenQueueDone } from './queueActivity.js';
 import {
   bindGroupLayoutLimitError, bindingLimitsStricter, bindingSizeLimitError, computePipelineLimitError, dynamicOffsetAlignmentError, noteDynamicAlignments,
-  noteLayoutEntries, notePipeline, noteShaderModule, pipelineLayoutLimitError, shaderSource, type LimitPair,
+  noteLayoutEntries, notePipeline, noteShaderModule, pipelineLayoutLimitError, type LimitPair,
 } from './jobLimits.js';
 import { groupLayoutOf } from './pipelineGroupLayouts.js';
-import { pipelinePoolOf, type AutoPipelineSource } from './pipelinePool.js';
+import { computePipelineKey, pipelinePoolOf } from './pipelinePool.js';
 import { deviceErrorCount } from './errorScopes.js';
 import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
 import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
@@ -55,7 +55,7 @@ export interface ReplayContext {
   submitSuffix(): GPUCommandBuffer[];
   /** The request of the command replaying now, and whether its handler answered it yet. */
   readonly requests: RequestWatch;
-  /** Compute pipelines the job got compiled from an earlier job's (core/executor/pipelinePool.ts). */
+  /** Pipelines the job got already compiled, kept from ended jobs or destroyed devices (core/executor/pipelinePool.ts). */
   pipelinesReused: number;
 }
 
@@ -203,12 +203,12 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
   },
 
   destroyDevice(ctx) {
-    // The current device's objects only: the job's other devices keep theirs. Its compute pipelines stay compiled
+    // The current device's objects only: the job's other devices keep theirs. Its pipelines stay compiled
     // for later jobs (pipelinePool.ts); nothing of this device's can be used with the job's other devices.
     const pipelines = pipelinePoolOf(ctx.device);
     for (const id of ctx.table.idsOf(ctx.table.deviceId)) {
       const entry = ctx.table.peek(id);
-      if (entry?.kind === 'computePipeline' && entry.obj) pipelines.retain(entry.obj);
+      if ((entry?.kind === 'computePipeline' || entry?.kind === 'renderPipeline') && entry.obj) pipelines.retain(entry.obj);
       destroyEntry(ctx, id);
       ctx.table.delete(id);
     }
@@ -334,37 +334,32 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     const pastLimits = (module: GPUShaderModule) => computePipelineLimitError(limitPair(ctx), module, cmd.entryPoint, cmd.constants, cmd.layout === 'auto');
     // An 'auto' pipeline an earlier job compiled from the same source, entry point and constants (pipelinePool.ts).
     const pool = pipelinePoolOf(ctx.device);
-    const autoSource = (module: GPUShaderModule): AutoPipelineSource | null => {
-      const code = cmd.layout === 'auto' ? shaderSource(module) : undefined;
-      return code === undefined ? null : { code, entryPoint: cmd.entryPoint, constants: cmd.constants };
-    };
-    const retained = (module: GPUShaderModule, source: AutoPipelineSource | null): GPUComputePipeline | null => {
-      const pipeline = source && pool.take(module, source);
+    const keyOf = (module: GPUShaderModule): string | null => (cmd.layout === 'auto' ? computePipelineKey(module, cmd.entryPoint, cmd.constants) : null);
+    const retained = (key: string | null): GPUComputePipeline | null => {
+      const pipeline = key === null ? null : pool.take<GPUComputePipeline>(key);
       if (!pipeline) return null;
       pipeline.label = cmd.label ?? '';
       ctx.pipelinesReused++;
       return pipeline;
     };
-    // Only a pipeline made without an error may serve a later job (an invalid one would spare it its error).
-    const created = (pipeline: GPUComputePipeline, module: GPUShaderModule, source: AutoPipelineSource | null, valid: boolean): void => {
-      if (valid) pool.made(pipeline, module, source);
+    const noted = (pipeline: GPUComputePipeline, module: GPUShaderModule): GPUComputePipeline => {
       notePipeline(pipeline, module, cmd.layout === 'auto' ? { entryPoint: cmd.entryPoint, constants: cmd.constants } : null);
+      return pipeline;
     };
     if (cmd.rid === undefined) {
       const descriptor = describe();
       const module = descriptor.compute.module;
       const limitError = pastLimits(module);
       if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
-      const source = autoSource(module);
-      let obj = retained(module, source);
-      if (obj) notePipeline(obj, module, { entryPoint: cmd.entryPoint, constants: cmd.constants });
-      else {
-        // Dawn raises a pipeline's error inside the call that made it (errorScopes.ts).
+      const key = keyOf(module);
+      let obj = retained(key);
+      if (!obj) {
+        // Dawn raises a pipeline's error inside the call that made it (errorScopes.ts): only one made without may serve later jobs.
         const errorsBefore = deviceErrorCount(ctx.device);
         obj = ctx.device.createComputePipeline(descriptor);
-        created(obj, module, source, deviceErrorCount(ctx.device) === errorsBefore);
+        if (deviceErrorCount(ctx.device) === errorsBefore) pool.made(obj, key);
       }
-      ctx.table.set(cmd.id, { kind: 'computePipeline', obj });
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: noted(obj, module) });
       return;
     }
     const rid = cmd.rid;
@@ -381,18 +376,17 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       return;
     }
     const module = descriptor.compute.module;
-    const source = autoSource(module);
-    const taken = retained(module, source);
+    const key = keyOf(module);
+    const taken = retained(key);
     if (taken) {
-      notePipeline(taken, module, { entryPoint: cmd.entryPoint, constants: cmd.constants });
-      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: taken });
+      ctx.table.set(cmd.id, { kind: 'computePipeline', obj: noted(taken, module) });
       ctx.reply(rid, {});
       return;
     }
     const entry: { kind: 'computePipeline'; obj: GPUComputePipeline | null } = { kind: 'computePipeline', obj: null };
     ctx.table.set(cmd.id, entry);
     ctx.device.createComputePipelineAsync(descriptor).then(
-      (pipeline) => { entry.obj = pipeline; created(pipeline, module, source, true); ctx.reply(rid, {}); },
+      (pipeline) => { pool.made(pipeline, key); entry.obj = noted(pipeline, module); ctx.reply(rid, {}); },
       (error: Error & { reason?: string }) => {
         ctx.table.invalidate(cmd.id, 'computePipeline', error.message);
         ctx.reply(rid, { error: { type: error.reason === 'internal' ? 'internal' : 'validation', message: error.message } });

@@ -175,14 +175,14 @@ export class Session implements ResidentSession, ContextOwner {
     if (this.closed) return;
     this.closed = true;
     this.closeSignal();
-    // Its compute pipelines stay compiled for later jobs (pipelinePool.ts).
+    // Its pipelines stay compiled for later jobs (pipelinePool.ts).
     const pipelines = pipelinePoolOf(this.device);
     for (const entry of this.table.values()) {
       if (entry.kind === 'querySet' && !entry.lease) entry.obj.destroy();
       if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed && !entry.discarded) entry.obj.destroy();
-      if (entry.kind === 'computePipeline' && entry.obj) pipelines.retain(entry.obj);
+      if ((entry.kind === 'computePipeline' || entry.kind === 'renderPipeline') && entry.obj) pipelines.retain(entry.obj);
     }
-    if (this.ctx.pipelinesReused > 0) this.host.log(`${this.ctx.pipelinesReused} of its compute pipelines came compiled, kept from ended jobs or destroyed devices`);
+    if (this.ctx.pipelinesReused > 0) this.host.log(`${this.ctx.pipelinesReused} of its pipelines came compiled, kept from ended jobs or destroyed devices`);
     this.table.clear();
     this.timer?.destroy();
     this.bulk.close();

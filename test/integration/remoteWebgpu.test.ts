@@ -40,7 +40,7 @@ let service: TestService;
 let local: Results;
 let remote: Results;
 let remoteRun: RunResult;
-/** The battery once more on the same service, after the first remote run ended: its compute pipelines come from that run's (core/executor/pipelinePool.ts). */
+/** The battery once more on the same service, after the first remote run ended: its pipelines come from that run's (core/executor/pipelinePool.ts). */
 let again: Results;
 
 function parseBattery(run: RunResult, where: string): Results {
@@ -83,14 +83,14 @@ describe('remote WebGPU conformance', () => {
   // flaw (conformance/cts/flaky.ts), not the pipeline's, so the check is compared on first runs only.
   const SECOND_RUN_CHECKS = CHECKS.filter((name) => name !== 'bcComputeRead');
 
-  it.each(SECOND_RUN_CHECKS)('%s: again, with compute pipelines an earlier job compiled', (name) => {
+  it.each(SECOND_RUN_CHECKS)('%s: again, with pipelines an earlier job compiled', (name) => {
     expect(withoutSpecOnly(again[name]), `${name} (remote, again) vs local`).toEqual(withoutSpecOnly(local[name]));
   });
 
-  it('hands the second run compute pipelines the first one compiled', () => {
+  it('hands the second run pipelines the first one compiled', () => {
     const log = service.log();
     const idOf = (name: string) => new RegExp(`(job-\\d+) '${name}' connected`).exec(log)?.[1];
-    const reused = (id: string | undefined) => Number(new RegExp(`${id}: (\\d+) of its compute pipelines came compiled`).exec(log)?.[1] ?? 0);
+    const reused = (id: string | undefined) => Number(new RegExp(`${id}: (\\d+) of its pipelines came compiled`).exec(log)?.[1] ?? 0);
     expect(idOf('conformance-again'), log.slice(-3000)).toBeDefined();
     // The first run gets only those of its own destroyed devices (each check's extra devices) back.
     expect(reused(idOf('conformance-again')), log.slice(-3000)).toBeGreaterThan(reused(idOf('conformance')) + 5);
