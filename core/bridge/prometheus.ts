@@ -76,6 +76,16 @@ export function createServiceMetrics(service: SalusService): ServiceMetrics {
   gpu('salus_gpu_memory_free_bytes', 'GPU memory left for new jobs and lanes on the GPU.', (map) => map.freeBytes);
   gpu('salus_gpu_busy_ratio', 'Share of the last second during which some lane of the GPU ran an iteration, 0..1.',
     (map) => snapshot.busyShareByGpu?.[map.id] ?? snapshot.busyShare);
+  gpu('salus_gpu_pipelines_kept', "Compiled pipelines of ended jobs kept for later jobs on the GPU (in the service's memory, not the GPU's).",
+    (map) => map.keptPipelines?.count ?? 0);
+  new Counter({
+    name: 'salus_gpu_pipelines_reused_total', help: 'Kept pipelines handed to later jobs on the GPU instead of compiling.',
+    labelNames: ['gpu'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const map of gpuMaps()) this.inc({ gpu: gpuLabel(map.id) }, map.keptPipelines?.reused ?? 0);
+    },
+  });
 
   new Gauge({
     name: 'salus_jobs', help: 'Jobs the service knows, by state (ended jobs are kept for a while).', labelNames: ['state'], registers: [registry],

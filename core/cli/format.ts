@@ -46,9 +46,13 @@ export function formatMemory(memory: MemoryMap): string {
 
 function formatOneMemory(memory: Omit<MemoryMap, 'gpus'>): string {
   const pct = (n: number) => `${((100 * n) / Math.max(1, memory.capacityBytes)).toFixed(1)}%`;
+  const kept = memory.keptPipelines;
   const lines = [
     `capacity ${formatBytes(memory.capacityBytes)} (${memory.capacitySource})`,
     `used     ${formatBytes(memory.usedBytes)} (${pct(memory.usedBytes)})   free ${formatBytes(memory.freeBytes)}`,
+    ...(kept && (kept.count > 0 || kept.reused > 0)
+      ? [`pipelines ${kept.count} kept compiled from ended jobs (in the service's memory); ${kept.reused} handed to later jobs so far`]
+      : []),
     '',
   ];
   const rows = [['WHAT', 'SIZE', 'POOLED', 'JOBS', 'RUNNING', 'PAGED OUT', 'WORKING SET', 'LIVE-IN']];

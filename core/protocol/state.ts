@@ -138,6 +138,11 @@ export interface MemoryMap {
   jobs: Array<{ id: string; persistentBytes: number; reservedPersistentBytes?: number; querySetBytes?: number; textureBytes?: number; lane?: string | null } & Partial<JobMemoryUse>>;
   lanes: LaneInfo[];
   /**
+   * Compiled pipelines of ended jobs kept for later ones (core/executor/pipelinePool.ts): how many are kept now, and
+   * how many later jobs got instead of compiling. Their memory is the service's, not the GPU's: not in usedBytes.
+   */
+  keptPipelines?: { count: number; reused: number };
+  /**
    * Each GPU of the service, in order, with its own capacity, jobs and lanes; the fields above are their sums
    * (jobs and lanes: all of them). Always set by the service, one entry on a single-GPU machine.
    */

@@ -9,6 +9,7 @@ import { createMemoryManager, type MemoryManager } from '../memory/memoryManager
 import { deviceAllocator } from '../memory/allocator.js';
 import { committedLoad, type PlacementTarget } from '../memory/placement.js';
 import { createScheduler, type Scheduler, type SchedulerChange } from '../scheduler/index.js';
+import { pipelinePoolOf } from '../executor/pipelinePool.js';
 import { Residency } from '../executor/residency.js';
 import type { OpenedGpu } from '../platform/gpu.js';
 import { gpuIdAt } from '../platform/gpuId.js';
@@ -75,7 +76,8 @@ export class ServiceGpu implements PlacementTarget {
   memoryMap(): GpuMemoryMap {
     const map = this.memory.snapshot();
     for (const lane of map.lanes) lane.running = this.scheduler.runningIn(lane.id);
-    return { id: this.id, name: this.name, ...map };
+    const pipelines = pipelinePoolOf(this.opened.device);
+    return { id: this.id, name: this.name, ...map, keptPipelines: { count: pipelines.size, reused: pipelines.reused } };
   }
 }
 
@@ -153,5 +155,6 @@ function sumMemoryMaps(gpus: readonly GpuMemoryMap[]): Omit<MemoryMap, 'gpus'> {
     committedBytes: sum((map) => map.committedBytes ?? map.usedBytes),
     jobs: gpus.flatMap((map) => map.jobs),
     lanes: gpus.flatMap((map) => map.lanes),
+    keptPipelines: { count: sum((map) => map.keptPipelines?.count ?? 0), reused: sum((map) => map.keptPipelines?.reused ?? 0) },
   };
 }

@@ -64,6 +64,9 @@ describe('/metrics', () => {
     expect(total).toBe(256 * MiB);
     expect(used).toBeGreaterThanOrEqual(2 * MiB);
     expect(used + free).toBe(total);
+    // Compiled pipelines kept for later jobs, as the memory map counts them.
+    expect(valueOf(family(families, 'salus_gpu_pipelines_kept', 'gauge'), { gpu: '0' })).toBe(memory.keptPipelines.count);
+    expect(valueOf(family(families, 'salus_gpu_pipelines_reused_total', 'counter'), { gpu: '0' })).toBe(memory.keptPipelines.reused);
     const busy = valueOf(family(families, 'salus_gpu_busy_ratio', 'gauge'), { gpu: '0' });
     expect(busy).toBeGreaterThanOrEqual(0);
     expect(busy).toBeLessThanOrEqual(1);

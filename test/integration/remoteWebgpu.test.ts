@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startService, type RunResult, type TestService } from '../helpers/service.js';
+import type { MemoryMap } from '../../core/protocol/state.js';
 
 const BATTERY = join(ROOT, 'test/fixtures/jobs/webgpu-conformance.js');
 
@@ -94,6 +95,16 @@ describe('remote WebGPU conformance', () => {
     expect(idOf('conformance-again'), log.slice(-3000)).toBeDefined();
     // The first run gets only those of its own destroyed devices (each check's extra devices) back.
     expect(reused(idOf('conformance-again')), log.slice(-3000)).toBeGreaterThan(reused(idOf('conformance')) + 5);
+  });
+
+  it('counts the kept pipelines and those handed out in the memory map', async () => {
+    const memory = await service.json<MemoryMap>(['memory']);
+    const log = service.log();
+    const handedOut = [...log.matchAll(/: (\d+) of its pipelines came compiled/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+    expect(memory.gpus?.[0].keptPipelines).toEqual(memory.keptPipelines);
+    expect(memory.keptPipelines!.count).toBeGreaterThan(5);
+    // The log counts each job's, the map the service's: the same pipelines.
+    expect(memory.keptPipelines!.reused).toBe(handedOut);
   });
 
   it('follows WebIDL where dawn.node departs from it (the CTS\'s idl,javascript)', () => {

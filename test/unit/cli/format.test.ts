@@ -79,6 +79,13 @@ describe('formatMemory', () => {
     expect(header).toMatch(/^WHAT /);
   });
 
+  it('says how many compiled pipelines the service keeps for later jobs, once it keeps or handed out any', () => {
+    const lines = formatMemory({ ...memory, keptPipelines: { count: 43, reused: 86 } }).split('\n');
+    expect(lines[2]).toBe('pipelines 43 kept compiled from ended jobs (in the service\'s memory); 86 handed to later jobs so far');
+    expect(lines[3]).toMatch(/^WHAT /);
+    expect(formatMemory({ ...memory, keptPipelines: { count: 0, reused: 0 } })).toBe(formatMemory(memory));
+  });
+
   it('lists each job\'s persistent memory and each lane, with a dash for what is not there', () => {
     const rows = cells(formatMemory(memory)).slice(2);
     expect(rows[0]).toEqual(['WHAT', 'SIZE', 'POOLED', 'JOBS', 'RUNNING', 'PAGED OUT', 'WORKING SET', 'LIVE-IN']);
