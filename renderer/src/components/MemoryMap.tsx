@@ -162,6 +162,8 @@ export function MemoryMap(): ReactElement {
   const textureBytes = memory.jobs.reduce((sum, entry) => sum + (entry.textureBytes ?? 0), 0);
   const laneBytes = memory.lanes.reduce((sum, lane) => sum + lane.sizeBytes, 0);
   const gpus = memory.gpus && memory.gpus.length > 1 ? memory.gpus : null;
+  // Compiled pipelines the service keeps for later jobs (host memory: not part of the bar).
+  const kept = memory.keptPipelines;
 
   return (
     <section className="card memory-card" aria-labelledby="memory-title">
@@ -178,6 +180,11 @@ export function MemoryMap(): ReactElement {
           <div title={`${formatBytesExact(memory.capacityBytes)}, from ${memory.capacitySource}`}>
             <dt>Capacity</dt><dd>{formatBytes(memory.capacityBytes)} <span className="muted">({memory.capacitySource})</span></dd>
           </div>
+          {kept && kept.count > 0 && (
+            <div title={`Compiled pipelines of ended jobs, kept in the service's memory for later jobs of the same program; ${kept.reused} handed out so far`}>
+              <dt>Pipelines kept</dt><dd>{kept.count}</dd>
+            </div>
+          )}
         </dl>
       </header>
       {gpus ? (

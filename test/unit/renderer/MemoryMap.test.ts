@@ -44,6 +44,19 @@ describe('MemoryMap', () => {
     expect(screen.getByText('Textures').nextElementSibling).toHaveTextContent('3.00 MiB');
   });
 
+  it('counts the compiled pipelines the service keeps for later jobs, once it keeps any', () => {
+    const snapshot = demoSnapshot(1);
+    renderPanel(createElement(MemoryMap), { snapshot: { ...snapshot, memory: { ...snapshot.memory, keptPipelines: { count: 0, reused: 0 } } } });
+    expect(screen.queryByText('Pipelines kept')).toBeNull();
+    cleanup();
+    renderPanel(createElement(MemoryMap), { snapshot: { ...snapshot, memory: { ...snapshot.memory, keptPipelines: { count: 43, reused: 86 } } } });
+    const term = screen.getByText('Pipelines kept');
+    expect(term.nextElementSibling).toHaveTextContent('43');
+    expect(term.parentElement).toHaveAttribute('title', expect.stringContaining('86 handed out so far'));
+    // Host memory, not the GPU's: the bar still adds up to the capacity.
+    expect(bytes(segments())).toBe(snapshot.memory.capacityBytes);
+  });
+
   it('names each segment with its exact bytes, and shows them on hover', async () => {
     const user = userEvent.setup();
     renderPanel(createElement(MemoryMap));
