@@ -28,7 +28,9 @@
  */
 import { createHash } from 'node:crypto';
 import { isObjectRef } from '../protocol/objectRefs.js';
+import { deviceErrorCount } from './errorScopes.js';
 import { shaderSource } from './jobLimits.js';
+import type { Entry } from './objects.js';
 
 /**
  * Pipelines kept per device after their jobs ended: several programs' worth (TF.js's zoo examples make 20–45 each).
@@ -122,6 +124,22 @@ export class PipelinePool {
   /** Records a pipeline a job just made without an error: `key` for layout 'auto', null for an explicit layout. */
   made(pipeline: Pipeline, key: string | null): void {
     keys.set(pipeline, key);
+  }
+
+  /**
+   * A pipeline `create` makes on `device` now, recorded (`made`) unless Dawn raised an error making it: Dawn raises
+   * a pipeline's error inside the call that made it (errorScopes.ts), so an unchanged count says there was none.
+   */
+  created<P extends Pipeline>(device: GPUDevice, key: string | null, create: () => P): P {
+    const errorsBefore = deviceErrorCount(device);
+    const pipeline = create();
+    if (deviceErrorCount(device) === errorsBefore) this.made(pipeline, key);
+    return pipeline;
+  }
+
+  /** A job's table entry it can no longer use: kept (`retain`) when it is a pipeline. */
+  retainEntry(entry: Entry | undefined): void {
+    if ((entry?.kind === 'computePipeline' || entry?.kind === 'renderPipeline') && entry.obj) this.retain(entry.obj);
   }
 
   /** A pipeline the job can no longer use: kept for later jobs (the oldest retained one goes past the capacity). */

@@ -14,7 +14,6 @@ import { isObjectRef, MAX_DESCRIPTOR_DEPTH } from '../protocol/objectRefs.js';
 import { renderDescriptorProblem, type RenderDescriptorKind } from '../protocol/renderDescriptors.js';
 import { autoRenderLayoutError, colorBytesPerSampleError, dynamicOffsetAlignmentError, interStageLimitError, noteAutoRenderPipeline, type RenderStage } from './jobLimits.js';
 import { noteAutoLayout } from './autoLayoutTextures.js';
-import { deviceErrorCount } from './errorScopes.js';
 import { pipelinePoolOf, renderPipelineKey } from './pipelinePool.js';
 import { ReplayError, type EncoderState, type EntryKind } from './objects.js';
 import type { ReplayContext } from './replay.js';
@@ -157,10 +156,7 @@ export function renderHandlers(helpers: ReplayHelpers): { [K in RenderOp]: Handl
         return;
       }
       if (rid === undefined) {
-        // Dawn raises a pipeline's error inside the call that made it: only one made without may serve later jobs.
-        const errorsBefore = deviceErrorCount(ctx.device);
-        const obj = ctx.device.createRenderPipeline(descriptor);
-        if (deviceErrorCount(ctx.device) === errorsBefore) pool.made(obj, key);
+        const obj = pool.created(ctx.device, key, () => ctx.device.createRenderPipeline(descriptor));
         noteAuto(obj);
         ctx.table.set(cmd.id, { kind: 'renderPipeline', obj });
         return;

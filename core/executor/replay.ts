@@ -21,7 +21,6 @@ import {
 } from './jobLimits.js';
 import { groupLayoutOf } from './pipelineGroupLayouts.js';
 import { computePipelineKey, pipelinePoolOf } from './pipelinePool.js';
-import { deviceErrorCount } from './errorScopes.js';
 import { RENDER_CREATES, RENDER_ENCODER_OPS, renderHandlers } from './render.js';
 import { TEXTURE_CREATES, TEXTURE_ENCODER_OPS, destroyTexture, textureHandlers } from './textures.js';
 import { ObjectTable, ReplayError, type BufferEntry, type DynamicBinding, type EntryKind, type UsedBuffers } from './objects.js';
@@ -207,8 +206,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
     // for later jobs (pipelinePool.ts); nothing of this device's can be used with the job's other devices.
     const pipelines = pipelinePoolOf(ctx.device);
     for (const id of ctx.table.idsOf(ctx.table.deviceId)) {
-      const entry = ctx.table.peek(id);
-      if ((entry?.kind === 'computePipeline' || entry?.kind === 'renderPipeline') && entry.obj) pipelines.retain(entry.obj);
+      pipelines.retainEntry(ctx.table.peek(id));
       destroyEntry(ctx, id);
       ctx.table.delete(id);
     }
@@ -352,13 +350,7 @@ const handlers: { [K in CommandOp]?: Handler<K> } = {
       const limitError = pastLimits(module);
       if (limitError) throw new ReplayError(`createComputePipeline: ${limitError}`);
       const key = keyOf(module);
-      let obj = retained(key);
-      if (!obj) {
-        // Dawn raises a pipeline's error inside the call that made it (errorScopes.ts): only one made without may serve later jobs.
-        const errorsBefore = deviceErrorCount(ctx.device);
-        obj = ctx.device.createComputePipeline(descriptor);
-        if (deviceErrorCount(ctx.device) === errorsBefore) pool.made(obj, key);
-      }
+      const obj = retained(key) ?? pool.created(ctx.device, key, () => ctx.device.createComputePipeline(descriptor));
       ctx.table.set(cmd.id, { kind: 'computePipeline', obj: noted(obj, module) });
       return;
     }

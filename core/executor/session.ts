@@ -180,7 +180,7 @@ export class Session implements ResidentSession, ContextOwner {
     for (const entry of this.table.values()) {
       if (entry.kind === 'querySet' && !entry.lease) entry.obj.destroy();
       if (entry.kind === 'buffer' && !entry.lease && !entry.destroyed && !entry.discarded) entry.obj.destroy();
-      if ((entry.kind === 'computePipeline' || entry.kind === 'renderPipeline') && entry.obj) pipelines.retain(entry.obj);
+      pipelines.retainEntry(entry);
     }
     if (this.ctx.pipelinesReused > 0) this.host.log(`${this.ctx.pipelinesReused} of its pipelines came compiled, kept from ended jobs or destroyed devices`);
     this.table.clear();

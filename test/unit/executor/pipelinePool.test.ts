@@ -3,6 +3,7 @@
 // are held, never handed out; the oldest go past the capacity.
 import { describe, expect, it } from 'vitest';
 import { useFileDevice } from '../../helpers/fileDevice.js';
+import { ErrorScopes } from '../../../core/executor/errorScopes.js';
 import { noteShaderModule } from '../../../core/executor/jobLimits.js';
 import { computePipelineKey, PipelinePool, renderPipelineKey } from '../../../core/executor/pipelinePool.js';
 
@@ -85,6 +86,33 @@ describe('PipelinePool', () => {
     expect(pool.take(computePipelineKey(module, 'main', undefined)!)).toBe(second);
     expect(pool.take(computePipelineKey(module, 'main', undefined)!)).toBeNull();
     expect(pool.take(computePipelineKey(module, 'other', undefined)!)).toBe(third);
+  });
+
+  it('records a pipeline it creates only when Dawn raised no error making it', () => {
+    const pool = new PipelinePool();
+    // A job's segment is open, as during replay: the device's errors are counted and go to it.
+    const errors: unknown[] = [];
+    const scopes = new ErrorScopes(file.device, (error) => errors.push(error));
+    scopes.openSegment();
+    const good = moduleOf();
+    const tooWide = moduleOf('@compute @workgroup_size(257) fn main() { }');
+    let valid: GPUComputePipeline;
+    let invalid: GPUComputePipeline;
+    try {
+      valid = pool.created(file.device, computePipelineKey(good, 'main', undefined), () =>
+        file.device.createComputePipeline({ layout: 'auto', compute: { module: good, entryPoint: 'main' } }));
+      invalid = pool.created(file.device, computePipelineKey(tooWide, 'main', undefined), () =>
+        file.device.createComputePipeline({ layout: 'auto', compute: { module: tooWide, entryPoint: 'main' } }));
+    } finally {
+      scopes.closeSegment();
+    }
+    // The segment's errors reach the job as it closes: the one pipeline past the device's limits.
+    expect(errors).toHaveLength(1);
+    pool.retainEntry({ kind: 'computePipeline', obj: valid });
+    pool.retainEntry({ kind: 'computePipeline', obj: invalid });
+    pool.retainEntry({ kind: 'shaderModule', obj: good });
+    expect(pool.size).toBe(1);
+    expect(pool.take(computePipelineKey(moduleOf(), 'main', undefined)!)).toBe(valid);
   });
 
   it('retains nothing at capacity 0, and a pipeline once however often it is returned', () => {
